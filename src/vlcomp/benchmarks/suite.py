@@ -1,0 +1,249 @@
+"""The ARO evaluation suite: one registry record per benchmark (what it stands for, how it is scored, how
+its per-item scores aggregate into metrics).
+
+Every benchmark's ``score`` returns per-item tables (pandas DataFrames, saved by the evaluate stage) and its
+``aggregate`` derives the metrics dict from those tables alone, so metrics can always be recomputed from
+the saved per-item scores. Metric keys are MLflow-safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..io import read_json, read_npy
+from ..metrics.aro import (
+    ORDER_CORRECT_INDEX,
+    ORDER_TIE_RULE,
+    VG_ATTRIBUTION_MIN_COUNT,
+    VG_CORRECT_INDEX,
+    VG_RELATION_MIN_COUNT,
+    VG_TIE_RULE,
+    group_macro,
+    macro_accuracy,
+    pick_correct,
+)
+from ..metrics.retrieval import retrieval_hits
+from ..metrics.stats import mean_std
+from ..models.encode import encode_images, encode_texts
+from ..perturb_image import IMAGE_PERTURBATIONS
+from ..registry import Registry
+from ..seeding import torch_gen
+from ..world import Split
+from .build import IMAGE_STRATEGIES, RETRIEVAL_SPLITS, TEXT_STRATEGIES, VG_SPLIT
+from .vg_twins import crop
+
+
+@dataclass
+class EvalContext:
+    model: torch.nn.Module
+    tokenizer: object
+    bench_dir: Path
+    world_dir: Path
+    seed: int
+    batch_size: int = 256
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    stands_for: str
+    score: Callable[[EvalContext], dict[str, pd.DataFrame]]
+    aggregate: Callable[[dict[str, pd.DataFrame]], dict[str, float]]
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
+
+
+def _key(text: str) -> str:
+    return text.replace(" ", "_")
+
+
+def _pair_scores(ctx: EvalContext, images: list[np.ndarray], options: list[list[str]]) -> np.ndarray:
+    """Cosine score of each image with each of its L caption options: [N, L]."""
+    fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)  # [N, D]
+    n, n_opt = len(options), len(options[0])
+    ft = encode_texts(ctx.model, ctx.tokenizer, [o for opts in options for o in opts])  # [N*L, D]
+    return torch.einsum("nd,nld->nl", fi, ft.view(n, n_opt, -1)).numpy()
+
+
+def _vg_records(ctx: EvalContext, name: str) -> tuple[list[dict], list[np.ndarray]]:
+    records = read_json(ctx.bench_dir / f"{name}.json")
+    split = Split(ctx.world_dir, VG_SPLIT)
+    index = {a["image"]: i for i, a in enumerate(split.annotations())}
+    images = []
+    for i, rec in enumerate(records):
+        if rec["image_path"] not in index:
+            raise ValueError(f"{ctx.bench_dir / f'{name}.json'}: record {i}: image {rec['image_path']!r} not in {VG_SPLIT}")
+        images.append(crop(split.images[index[rec["image_path"]]], rec))
+    return records, images
+
+
+# --- VG-Relation -----------------------------------------------------------------------------------------
+def score_vg_relation(ctx: EvalContext) -> dict[str, pd.DataFrame]:
+    records, images = _vg_records(ctx, "vg_relation")
+    scores = _pair_scores(ctx, images, [[r["false_caption"], r["true_caption"]] for r in records])  # [N, 2]
+    excluded = (ctx.bench_dir / "vg_relation_excluded.txt").read_text().split("\n")
+    groups = read_json(ctx.bench_dir / "vg_relation_groups.json")
+    items = pd.DataFrame({
+        "relation": [r["relation_name"] for r in records],
+        "score_false": scores[:, 0], "score_true": scores[:, 1],
+        "correct": pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE),
+        "excluded": [r["relation_name"] in excluded for r in records],
+        "group": [groups.get(r["relation_name"], "") for r in records],
+    })
+    return {"vg_relation": items}
+
+
+def aggregate_vg_relation(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+    df = items["vg_relation"]
+    macro, per = macro_accuracy(df["correct"].to_numpy(), df["relation"].tolist(), min_count=VG_RELATION_MIN_COUNT,
+                                exclude=set(df.loc[df["excluded"], "relation"]))
+    group_of = dict(zip(df["relation"], df["group"], strict=False))
+    sub = group_macro(per, {g: s for g, s in group_of.items() if s})
+    out = {"aro/vg_relation/macro_acc": macro, "aro/vg_relation/n_relations": float(len(per)),
+           "aro/vg_relation/n_cases": float((~df["excluded"]).sum()),
+           "aro/vg_relation/micro_acc": float(df.loc[~df["excluded"], "correct"].mean())}
+    out |= {f"aro/vg_relation/{g}_macro_acc": v for g, v in sub.items()}
+    out |= {f"aro/vg_relation/rel/{_key(r.group)}/acc": float(r.accuracy) for r in per.itertuples()}
+    return out
+
+
+# --- VG-Attribution --------------------------------------------------------------------------------------
+def score_vg_attribution(ctx: EvalContext) -> dict[str, pd.DataFrame]:
+    records, images = _vg_records(ctx, "vg_attribution")
+    scores = _pair_scores(ctx, images, [[r["false_caption"], r["true_caption"]] for r in records])
+    items = pd.DataFrame({
+        "pair": [f"{r['attributes'][0]}_{r['attributes'][1]}" for r in records],
+        "kind": [r.get("attribute_kind", "") for r in records],
+        "score_false": scores[:, 0], "score_true": scores[:, 1],
+        "correct": pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE),
+    })
+    return {"vg_attribution": items}
+
+
+def aggregate_vg_attribution(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+    df = items["vg_attribution"]
+    macro, per = macro_accuracy(df["correct"].to_numpy(), df["pair"].tolist(), min_count=VG_ATTRIBUTION_MIN_COUNT)
+    out = {"aro/vg_attribution/macro_acc": macro, "aro/vg_attribution/n_pairs": float(len(per)),
+           "aro/vg_attribution/n_cases": float(len(df)), "aro/vg_attribution/micro_acc": float(df["correct"].mean())}
+    for kind, sub in df.groupby("kind"):
+        out[f"aro/vg_attribution/kind/{kind}/micro_acc"] = float(sub["correct"].mean())
+    return out
+
+
+# --- COCO-Order / Flickr30k-Order ------------------------------------------------------------------------
+def _score_order(ctx: EvalContext, short: str) -> dict[str, pd.DataFrame]:
+    split = Split(ctx.world_dir, RETRIEVAL_SPLITS[short])
+    index = {a["image"]: i for i, a in enumerate(split.annotations())}
+    frames = []
+    seed_files = sorted((ctx.bench_dir / "order" / short).glob("seed*.json"), key=lambda p: int(p.stem[4:]))
+    fi_all = encode_images(ctx.model, split.images, batch_size=ctx.batch_size)  # each image encoded once
+    for path in seed_files:
+        cases = read_json(path)
+        img = torch.as_tensor([index[c["image"]] for c in cases])
+        n_opt = len(cases[0]["caption_options"])
+        ft = encode_texts(ctx.model, ctx.tokenizer, [o for c in cases for o in c["caption_options"]])
+        scores = torch.einsum("nd,nld->nl", fi_all[img], ft.view(len(cases), n_opt, -1)).numpy()
+        df = pd.DataFrame(scores, columns=[f"score_{j}" for j in range(n_opt)])
+        df.insert(0, "seed", int(path.stem[4:]))
+        df["correct"] = pick_correct(scores, ORDER_CORRECT_INDEX, ORDER_TIE_RULE)
+        df["tie"] = scores[:, 0] == np.delete(scores, 0, axis=1).max(axis=1)
+        frames.append(df)
+    return {f"{short}_order": pd.concat(frames, ignore_index=True)}
+
+
+def _aggregate_order(items: dict[str, pd.DataFrame], short: str) -> dict[str, float]:
+    df = items[f"{short}_order"]
+    per_seed = df.groupby("seed")["correct"].mean()
+    m, s = mean_std(per_seed.to_numpy())
+    name = "coco_order" if short == "coco" else "flickr30k_order"
+    return {f"aro/{name}/acc": m, f"aro/{name}/acc_std": s, f"aro/{name}/n_seeds": float(len(per_seed)),
+            f"aro/{name}/tie_rate": float(df["tie"].mean())}
+
+
+# --- Retrieval with caption and image shuffles -----------------------------------------------------------
+def _score_retrieval(ctx: EvalContext, short: str) -> dict[str, pd.DataFrame]:
+    split = Split(ctx.world_dir, RETRIEVAL_SPLITS[short])
+    ann = split.annotations()
+    text_to_image = np.asarray([i for i, a in enumerate(ann) for _ in a["caption"]])
+    base_dir = ctx.bench_dir / "retrieval" / short
+    fi = encode_images(ctx.model, split.images, batch_size=ctx.batch_size)
+    clean = read_json(base_dir / "none" / "seed0.json")
+    ft_clean = encode_texts(ctx.model, ctx.tokenizer, clean)
+    i2t, t2i = [], []
+
+    def add(strategy: str, side: str, seed: int, img_f: torch.Tensor, txt_f: torch.Tensor) -> None:
+        hits = retrieval_hits((img_f @ txt_f.T).numpy(), text_to_image, ks=(1, 5))
+        i2t.append(pd.DataFrame({"strategy": strategy, "side": side, "seed": seed, "image": np.arange(len(ann)),
+                                 "hit_1": hits["i2t/recall_at_1"], "hit_5": hits["i2t/recall_at_5"]}))
+        t2i.append(pd.DataFrame({"strategy": strategy, "side": side, "seed": seed, "caption": np.arange(len(clean)),
+                                 "hit_1": hits["t2i/recall_at_1"], "hit_5": hits["t2i/recall_at_5"]}))
+
+    add("none", "none", 0, fi, ft_clean)
+    for strategy in TEXT_STRATEGIES:
+        for path in sorted((base_dir / strategy).glob("seed*.json")):
+            add(strategy, "text", int(path.stem[4:]), fi, encode_texts(ctx.model, ctx.tokenizer, read_json(path)))
+    n_seeds = len(list((base_dir / TEXT_STRATEGIES[0]).glob("seed*.json")))
+    for strategy in IMAGE_STRATEGIES:
+        fn = IMAGE_PERTURBATIONS[strategy]
+        for s in range(n_seeds):
+            gen = torch_gen(ctx.seed, "evaluate", "image_shuffle", short, strategy, s)
+            f = encode_images(ctx.model, split.images, batch_size=len(split.images), perturb=lambda x, g=gen, fn=fn: fn(x, gen=g))
+            add(strategy, "image", s, f, ft_clean)
+    return {f"{short}_retrieval_i2t": pd.concat(i2t, ignore_index=True),
+            f"{short}_retrieval_t2i": pd.concat(t2i, ignore_index=True)}
+
+
+def _aggregate_retrieval(items: dict[str, pd.DataFrame], short: str) -> dict[str, float]:
+    name = "coco" if short == "coco" else "flickr30k"
+    out = {}
+    for direction in ("i2t", "t2i"):
+        df = items[f"{short}_retrieval_{direction}"]
+        per_seed = df.groupby(["strategy", "seed"])[["hit_1", "hit_5"]].mean()
+        for strategy, sub in per_seed.groupby(level="strategy"):
+            for k in (1, 5):
+                m, s = mean_std(sub[f"hit_{k}"].to_numpy())
+                out[f"retrieval/{name}/{strategy}/{direction}/recall_at_{k}"] = m
+                out[f"retrieval/{name}/{strategy}/{direction}/recall_at_{k}_std"] = s
+    return out
+
+
+# --- Zero-shot classification twins ----------------------------------------------------------------------
+def score_zeroshot(ctx: EvalContext) -> dict[str, pd.DataFrame]:
+    frames = []
+    for task_dir in sorted((ctx.bench_dir / "zeroshot").iterdir()):
+        meta = read_json(task_dir / "classes.json")
+        images = read_npy(task_dir / "images.npy", dtype="uint8", ndim=4)
+        labels = read_npy(task_dir / "labels.npy", ndim=1)
+        fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)
+        prompts = [t.format(c) for c in meta["classes"] for t in meta["templates"]]
+        ft = encode_texts(ctx.model, ctx.tokenizer, prompts).view(len(meta["classes"]), len(meta["templates"]), -1)
+        cls = torch.nn.functional.normalize(ft.mean(1), dim=-1)  # [C, D] prompt ensemble
+        pred = (fi @ cls.T).argmax(1).numpy()
+        frames.append(pd.DataFrame({"task": task_dir.name, "label": labels, "pred": pred, "correct": pred == labels}))
+    return {"zeroshot": pd.concat(frames, ignore_index=True)}
+
+
+def aggregate_zeroshot(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+    return {f"zeroshot/{task}/acc": float(sub["correct"].mean()) for task, sub in items["zeroshot"].groupby("task")}
+
+
+BENCHMARKS.add("vg_relation", Benchmark("vg_relation", "ARO VG-Relation (GQA/VG scene graphs)",
+                                        score_vg_relation, aggregate_vg_relation))
+BENCHMARKS.add("vg_attribution", Benchmark("vg_attribution", "ARO VG-Attribution", score_vg_attribution,
+                                           aggregate_vg_attribution))
+for _short, _name, _what in (("coco", "coco", "COCO"), ("flickr", "flickr30k", "Flickr30k")):
+    BENCHMARKS.add(f"{_name}_order", Benchmark(f"{_name}_order", f"ARO {_what}-Order (Karpathy test)",
+                                               lambda ctx, s=_short: _score_order(ctx, s),
+                                               lambda items, s=_short: _aggregate_order(items, s)))
+    BENCHMARKS.add(f"{_name}_retrieval", Benchmark(f"{_name}_retrieval", f"{_what} Karpathy test retrieval",
+                                                   lambda ctx, s=_short: _score_retrieval(ctx, s),
+                                                   lambda items, s=_short: _aggregate_retrieval(items, s)))
+BENCHMARKS.add("zeroshot", Benchmark("zeroshot", "CIFAR10 / CIFAR100 / ImageNet zero-shot", score_zeroshot,
+                                     aggregate_zeroshot))

@@ -1,0 +1,91 @@
+"""params.yaml: loading and validation.
+
+Each stage declares in dvc.yaml exactly the keys it reads; it loads them here into frozen dataclasses and
+passes explicit values down. A wrong value raises ``ValueError`` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROFILES = ("toy", "paper")
+
+
+def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: params file not found")
+    try:
+        with open(path) as f:
+            params = yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: not valid YAML ({e})") from None
+    if not isinstance(params, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level")
+    profile = params.get("profile", "toy")
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r}: must be one of {', '.join(PROFILES)}")
+    return params
+
+
+def section(params: dict[str, Any], dotted: str) -> Any:
+    """``section(p, "world.captions")`` -> p["world"]["captions"], naming the missing key on error."""
+    node: Any = params
+    walked = []
+    for key in dotted.split("."):
+        walked.append(key)
+        if not isinstance(node, dict) or key not in node:
+            raise ValueError(f"params: missing key {'.'.join(walked)!r}")
+        node = node[key]
+    return node
+
+
+def build(cls: type, values: dict[str, Any] | None, prefix: str):
+    """Instantiate a frozen dataclass from a params mapping, rejecting unknown keys by their full name."""
+    values = dict(values or {})
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ValueError(f"params: unknown key(s) {', '.join(f'{prefix}.{k}' for k in unknown)}; known: {', '.join(fields)}")
+    for name, f in fields.items():
+        if name in values and isinstance(values[name], list):
+            values[name] = tuple(values[name])
+        if name not in values and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ValueError(f"params: missing key {prefix}.{name}")
+    try:
+        return cls(**values)
+    except TypeError as e:
+        raise ValueError(f"params: bad value under {prefix}: {e}") from None
+
+
+def positive(value: Any, name: str, *, integer: bool = False) -> Any:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    if integer:
+        ok = ok and float(value).is_integer()
+    if not ok:
+        kind = "a positive integer" if integer else "a positive number"
+        raise ValueError(f"params: {name}={value!r} must be {kind}")
+    return int(value) if integer else value
+
+
+def merge_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``overlay`` onto ``base``; mappings named in the overlay's ``_replace`` list are replaced
+    whole instead of merged (e.g. a smaller ``variants`` set)."""
+    replace = set(overlay.get("_replace", []))
+
+    def merge(a: Any, b: Any, path: str) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict) and path not in replace:
+            out = dict(a)
+            for k, v in b.items():
+                if k == "_replace":
+                    continue
+                key = f"{path}.{k}" if path else k
+                out[k] = merge(a.get(k), v, key) if k in a else v
+            return out
+        return b
+
+    return merge(base, overlay, "")

@@ -1,0 +1,51 @@
+"""Run the benchmark suite on one model; save per-item scores and the metrics derived from them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .benchmarks.suite import BENCHMARKS, EvalContext
+
+
+def evaluate_model(ctx: EvalContext, names: list[str] | None = None) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+    items: dict[str, pd.DataFrame] = {}
+    metrics: dict[str, float] = {}
+    for name in names or BENCHMARKS.names():
+        bench = BENCHMARKS.get(name)
+        tables = bench.score(ctx)
+        items.update(tables)
+        metrics.update(bench.aggregate(tables))
+    return items, metrics
+
+
+def write_items(out: Path, items: dict[str, pd.DataFrame]) -> None:
+    (out / "items").mkdir(parents=True, exist_ok=True)
+    for name, df in items.items():
+        df.to_csv(out / "items" / f"{name}.csv.gz", index=False, float_format="%.6g",
+                  compression={"method": "gzip", "mtime": 0})
+
+
+def read_items(metrics_dir: str | Path) -> dict[str, pd.DataFrame]:
+    d = Path(metrics_dir) / "items"
+    if not d.is_dir():
+        raise FileNotFoundError(f"{d}: no per-item scores (run the evaluate stage)")
+    return {p.name.removesuffix(".csv.gz"): pd.read_csv(p) for p in sorted(d.glob("*.csv.gz"))}
+
+
+def aggregate_items(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """Recompute every metric from saved per-item tables (what the evaluate stage writes to metrics.json)."""
+    metrics: dict[str, float] = {}
+    for name in BENCHMARKS.names():
+        try:
+            metrics.update(BENCHMARKS.get(name).aggregate(items))
+        except KeyError:  # that benchmark's tables were not saved (a partial evaluation)
+            continue
+    return metrics
+
+
+def load_metrics(metrics_dir: str | Path) -> dict:
+    with open(Path(metrics_dir) / "metrics.json") as f:
+        return json.load(f)

@@ -1,0 +1,1 @@
+"""Model architectures (open_clip configs shipped as data), loading and batched encoding."""

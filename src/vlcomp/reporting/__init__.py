@@ -1,0 +1,1 @@
+"""Reporting helpers: paper-printed values and reproduced-vs-paper comparisons."""

@@ -1,0 +1,1 @@
+"""Text processing: tokenizers, caption cleaning, ARO perturbations and hard-negative swaps."""

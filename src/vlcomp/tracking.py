@@ -1,0 +1,109 @@
+"""MLflow tracking for DVC stages. DVC outputs are the source of truth; MLflow is the view.
+
+- Store: ``MLFLOW_TRACKING_URI`` if set, else ``sqlite:///mlflow.db`` in the working directory (the repo
+  root, where ``dvc repro`` runs stages).
+- Every stage run carries the tags ``dvc_stage``, ``git_commit``, ``profile``, ``paper``, ``method``, ``seed``.
+- Metric keys must be MLflow-safe (``aro/vg_relation/macro_acc``; never ``@``).
+- ``VLCOMP_TRACKING=off`` disables logging (unit tests of stage logic use it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+SAFE_KEY = re.compile(r"^[A-Za-z0-9_\-./ ]+$")
+DEFAULT_URI = "sqlite:///mlflow.db"
+
+
+def tracking_uri() -> str:
+    return os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_URI)
+
+
+def enabled() -> bool:
+    return os.environ.get("VLCOMP_TRACKING", "on").lower() not in ("off", "0", "false")
+
+
+def check_key(key: str) -> str:
+    if not SAFE_KEY.match(key):
+        raise ValueError(f"metric/param key {key!r} is not MLflow-safe (letters, digits, _ - . / and space only)")
+    return key
+
+
+def git_commit(cwd: str | Path = ".") -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+class StageRun:
+    """Handle yielded by :func:`stage_run`; no-ops when tracking is off."""
+
+    def __init__(self, active: bool) -> None:
+        self.active = active
+        self.run_id: str | None = None
+
+    def log_params(self, params: Mapping[str, Any]) -> None:
+        if self.active:
+            import mlflow
+
+            flat = {check_key(k): str(v)[:6000] for k, v in flatten(params).items()}
+            items = list(flat.items())
+            for i in range(0, len(items), 100):
+                mlflow.log_params(dict(items[i : i + 100]))
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        if self.active:
+            import mlflow
+
+            clean = {check_key(k): float(v) for k, v in metrics.items() if v is not None and v == v}
+            mlflow.log_metrics(clean, step=step)
+
+    def log_artifact(self, path: str | Path) -> None:
+        if self.active and Path(path).exists():
+            import mlflow
+
+            mlflow.log_artifact(str(path))
+
+
+@contextlib.contextmanager
+def stage_run(stage: str, *, experiment: str, profile: str, paper: str, method: str = "", seed: int | str = "",
+              params: Mapping[str, Any] | None = None) -> Iterator[StageRun]:
+    """Open an MLflow run for one DVC stage, tagged for comparison across the whole pipeline."""
+    if not enabled():
+        yield StageRun(False)
+        return
+    import mlflow
+
+    mlflow.set_tracking_uri(tracking_uri())
+    mlflow.set_experiment(experiment)
+    tags = {"dvc_stage": stage, "git_commit": git_commit(), "profile": profile, "paper": paper,
+            "method": method, "seed": str(seed)}
+    with mlflow.start_run(run_name=stage, tags=tags) as run:
+        handle = StageRun(True)
+        handle.run_id = run.info.run_id
+        if params:
+            handle.log_params(params)
+        yield handle

@@ -1,0 +1,103 @@
+"""Fine-tuning a method variant from the base model, and learning-rate selection on validation retrieval."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from ..config import build
+from ..io import read_json, read_npy
+from ..models.factory import ModelSpec, create_model
+from ..seeding import np_rng
+from ..text.tokenizer import get_tokenizer
+from ..world import Split
+from .loop import TrainConfig, train
+from .recipes import MethodConfig, finetune_rows, make_loss, make_sampler
+from .validate import val_retrieval
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    """``finetune`` in params.yaml (shared by every variant; the LR comes from selection)."""
+
+    split: str
+    val_split: str
+    lr_grid: tuple[float, ...]
+    sweep_epochs: float
+    epochs: float
+    batch_size: int
+    warmup_steps: int = 50
+    weight_decay: float = 0.2
+
+    def __post_init__(self) -> None:
+        if not self.lr_grid:
+            raise ValueError("finetune.lr_grid: must list at least one learning rate")
+        for lr in self.lr_grid:
+            if not isinstance(lr, int | float) or lr <= 0:
+                raise ValueError(f"finetune.lr_grid: {lr!r} is not a positive learning rate")
+
+    def train_config(self, lr: float, epochs: float) -> TrainConfig:
+        return TrainConfig(lr=lr, epochs=epochs, batch_size=self.batch_size, warmup_steps=self.warmup_steps,
+                           weight_decay=self.weight_decay)
+
+
+def finetune_config(values: dict) -> FinetuneConfig:
+    return build(FinetuneConfig, values, "finetune")
+
+
+class FinetuneData:
+    """The fine-tuning split with its mined negatives and hard images, loaded once."""
+
+    def __init__(self, world: str | Path, mined: str | Path, cfg: FinetuneConfig) -> None:
+        self.split = Split(world, cfg.split)
+        self.val = Split(world, cfg.val_split)
+        mined = Path(mined)
+        captions = self.split.captions()
+        negatives = read_json(mined / "negatives.json")
+        if not isinstance(negatives, list) or len(negatives) != len(captions):
+            raise ValueError(f"{mined / 'negatives.json'}: expected one entry per image of {cfg.split} ({len(captions)})")
+        self.hard_images = read_npy(mined / "hard_images.npy", ndim=2)
+        if self.hard_images.shape[0] != len(captions):
+            raise ValueError(f"{mined / 'hard_images.npy'}: {self.hard_images.shape[0]} rows, expected {len(captions)}")
+        self.rows = finetune_rows(captions, negatives)
+        if not self.rows:
+            raise ValueError(f"{mined / 'negatives.json'}: no caption has a negative; nothing to fine-tune on")
+
+
+def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg: TrainConfig, seed: int,
+                 stream: str, on_log: Callable | None = None) -> tuple[torch.nn.Module, list[dict]]:
+    model = create_model(base)
+    tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
+    sampler = make_sampler(data.rows, method, tcfg.batch_size, data.hard_images)
+    history = train(model, tokenizer, data.split.images, sampler, make_loss(method), tcfg,
+                    np_rng(seed, "finetune", stream), on_log=on_log)
+    return model, history
+
+
+def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: FinetuneConfig, seed: int,
+              name: str, on_result: Callable | None = None) -> dict:
+    """Train one short run per LR of the grid and keep the LR with the best validation mean R@1."""
+    tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
+    results = {}
+    for lr in cfg.lr_grid:
+        model, _ = finetune_one(base, data, method, cfg.train_config(lr, cfg.sweep_epochs), seed, f"lr-sweep/{name}/{lr}")
+        metrics = val_retrieval(model, tokenizer, data.val.images, data.val.captions())
+        results[repr(float(lr))] = metrics
+        if on_result:
+            on_result(lr, metrics)
+    best = max(results, key=lambda k: (results[k]["mean_recall_at_1"], -float(k)))
+    return {"method": name, "grid": results, "selected_lr": float(best), "criterion": "val mean_recall_at_1",
+            "sweep_epochs": cfg.sweep_epochs}
+
+
+def with_weights(spec: ModelSpec, path: str | Path) -> ModelSpec:
+    return replace(spec, weights=str(path))
+
+
+def images_seen(tcfg: TrainConfig, data: FinetuneData) -> int:
+    return int(round(tcfg.epochs * (len(data.rows) // tcfg.batch_size))) * tcfg.batch_size
+
+

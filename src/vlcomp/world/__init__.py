@@ -1,0 +1,61 @@
+"""The toy world: scene graphs, rendering and caption styles (stands in for COCO, Flickr30k, VG, web data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import build, section
+from ..io import read_json, read_jsonl, read_npy
+from .captions import CaptionConfig
+from .generate import SplitSpec
+from .scene import Scene, WorldConfig
+
+
+def world_configs(params: dict[str, Any]) -> tuple[WorldConfig, CaptionConfig, list[SplitSpec]]:
+    w = dict(section(params, "world"))
+    caps = w.pop("captions", {})
+    splits = w.pop("splits", None)
+    if not splits:
+        raise ValueError("params: world.splits is missing or empty")
+    specs = []
+    for name, spec in splits.items():
+        if not isinstance(spec, dict):
+            raise ValueError(f"params: world.splits.{name} must be a mapping")
+        specs.append(build(SplitSpec, {"name": name, **spec}, f"world.splits.{name}"))
+    return build(WorldConfig, w, "world"), build(CaptionConfig, caps, "world.captions"), specs
+
+
+class Split:
+    """A generated split on disk: images (uint8 [N, H, W, 3]), scene graphs and captions, read lazily."""
+
+    def __init__(self, root: str | Path, name: str) -> None:
+        self.dir = Path(root) / name
+        self.name = name
+        if not self.dir.is_dir():
+            raise FileNotFoundError(f"{self.dir}: split {name!r} not found (run the world stage)")
+        self._images: np.ndarray | None = None
+
+    @property
+    def images(self) -> np.ndarray:
+        if self._images is None:
+            arr = read_npy(self.dir / "images.npy", dtype="uint8", ndim=4)
+            if arr.shape[-1] != 3:
+                raise ValueError(f"{self.dir / 'images.npy'}: expected RGB images [N, H, W, 3], got {arr.shape}")
+            self._images = arr
+        return self._images
+
+    def annotations(self) -> list[dict]:
+        from ..benchmarks.formats import validate_karpathy
+
+        path = self.dir / "captions.json"
+        return validate_karpathy(read_json(path), path)
+
+    def captions(self) -> list[list[str]]:
+        return [a["caption"] for a in self.annotations()]
+
+    def scenes(self) -> list[Scene]:
+        path = self.dir / "scenes.jsonl"
+        return [Scene.from_record(r, f"{path}:{i + 1}") for i, r in enumerate(read_jsonl(path))]

@@ -1,0 +1,151 @@
+"""Caption styles of the toy world.
+
+- ``web``: one alt-text-like caption per image, standing for web pretraining text. It names concepts and
+  binds them to objects only with probability ``bind_prob``; it states a relation only with ``relation_prob``.
+  These two knobs are the world's handle on the ARO hypothesis (pretraining text rarely needs binding/order).
+- ``coco``: 5 detailed captions per image, each stating one relation fact with attribute-rich noun phrases.
+- ``flickr``: 5 detailed captions in a second style (sentence case, verbs like "sits", final period).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .concepts import RELATIONS, SYNONYMS
+from .scene import Obj, Scene
+
+
+@dataclass(frozen=True)
+class CaptionConfig:
+    """Knobs of the caption generators (``world.captions.*`` in params.yaml)."""
+
+    web_bind_prob: float = 0.1
+    web_relation_prob: float = 0.02
+    colour_prob: float = 0.9
+    size_prob: float = 0.35
+    material_prob: float = 0.3
+    state_prob: float = 0.6
+    synonym_prob: float = 0.2
+    captions_per_image: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("web_bind_prob", "web_relation_prob", "colour_prob", "size_prob", "material_prob",
+                     "state_prob", "synonym_prob"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise ValueError(f"world.captions.{name}={v}: must be a probability in [0, 1]")
+        if self.captions_per_image < 1:
+            raise ValueError(f"world.captions.captions_per_image={self.captions_per_image}: must be >= 1")
+
+
+def _word(rng: np.random.Generator, w: str, cfg: CaptionConfig) -> str:
+    syn = SYNONYMS.get(w)
+    if syn and rng.random() < cfg.synonym_prob:
+        return syn[rng.integers(len(syn))]
+    return w
+
+
+def noun_phrase(rng: np.random.Generator, o: Obj, cfg: CaptionConfig, *, colour: bool | None = None) -> str:
+    """Attributes then the shape noun, e.g. "large red striped circle"."""
+    words = []
+    if rng.random() < cfg.size_prob:
+        words.append(_word(rng, o.size, cfg))
+    if colour if colour is not None else rng.random() < cfg.colour_prob:
+        words.append(o.colour)
+    if o.state == "hollow" and rng.random() < cfg.state_prob:
+        words.append("hollow")
+    elif o.material != "plain" and rng.random() < cfg.material_prob:
+        words.append(o.material)
+    words.append(o.shape)
+    return " ".join(words)
+
+
+def _article(np_: str) -> str:
+    return "an" if np_[0] in "aeiou" else "a"
+
+
+def _pick_fact(rng: np.random.Generator, scene: Scene) -> tuple[Obj, str, Obj] | None:
+    facts = [r for r in scene.relations if not RELATIONS[r[1]].symmetric]
+    if not facts:
+        facts = list(scene.relations)
+    if not facts:
+        return None
+    s, p, o = facts[rng.integers(len(facts))]
+    return scene.obj(s), p, scene.obj(o)
+
+
+def web_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig) -> str:
+    objs = list(scene.objects)
+    rng.shuffle(objs)
+    if rng.random() < cfg.web_bind_prob:
+        fact = _pick_fact(rng, scene) if rng.random() < cfg.web_relation_prob else None
+        if fact is not None:
+            a, rel, b = fact
+            na, nb = noun_phrase(rng, a, cfg), noun_phrase(rng, b, cfg)
+            return f"{_article(na)} {na} {rel} {_article(nb)} {nb}"
+        nps = [noun_phrase(rng, o, cfg) for o in objs]
+        return " and ".join(f"{_article(n)} {n}" for n in nps)
+    # Unbound alt-text: shapes and attributes named, but not which attribute goes with which shape.
+    shapes = [o.shape for o in objs]
+    attrs = []
+    for o in objs:
+        if rng.random() < cfg.colour_prob:
+            attrs.append(o.colour)
+        if o.state == "hollow" and rng.random() < cfg.state_prob:
+            attrs.append("hollow")
+        elif o.material != "plain" and rng.random() < cfg.material_prob:
+            attrs.append(o.material)
+    rng.shuffle(attrs)
+    style = rng.integers(3)
+    if style == 0 or not attrs:
+        head = " and ".join(f"{_article(s)} {s}" for s in shapes)
+        return f"{head}, {' '.join(attrs)}".strip(", ") if attrs else head
+    if style == 1:
+        return ", ".join(shapes + attrs)
+    return f"clipart of {' and '.join(shapes)} in {' and '.join(attrs)}"
+
+
+COCO_TEMPLATES = (
+    "{a} {A} {rel} {b} {B}",
+    "there is {a} {A} {rel} {b} {B}",
+    "the {A} is {rel} the {B}",
+    "{a} {A} {rel} {b} {B} on {bg} background",
+    "{A} {rel} {B}",
+)
+FLICKR_TEMPLATES = (
+    "{Cap_a} {A} is {rel} {b} {B} .",
+    "{Cap_a} {A} sits {rel} {b} {B}.",
+    "{Cap_a} {A} placed {rel} {b} {B} on {bg} background.",
+    "We see {a} {A} {rel} {b} {B}.",
+)
+
+
+def detailed_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig, style: str) -> str:
+    templates = COCO_TEMPLATES if style == "coco" else FLICKR_TEMPLATES
+    fact = _pick_fact(rng, scene)
+    if fact is None:  # a single object
+        o = scene.objects[0]
+        n = noun_phrase(rng, o, cfg)
+        return f"{_article(n)} {n}" if style == "coco" else f"{_article(n).capitalize()} {n}."
+    a, rel, b = fact
+    na, nb = noun_phrase(rng, a, cfg), noun_phrase(rng, b, cfg)
+    text = templates[rng.integers(len(templates))].format(
+        a=_article(na), Cap_a=_article(na).capitalize(), A=na, rel=rel, b=_article(nb), B=nb,
+        bg=_article(scene.background) + " " + scene.background,
+    )
+    extra = [o for o in scene.objects if o.id not in (a.id, b.id)]
+    if extra and rng.random() < 0.3:
+        nc = noun_phrase(rng, extra[0], cfg)
+        text = text.rstrip(" .") + f" with {_article(nc)} {nc}" + ("." if style == "flickr" else "")
+    return text
+
+
+def captions_for(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig, style: str) -> list[str]:
+    """The captions of one image in one style (1 for ``web``, ``captions_per_image`` otherwise)."""
+    if style == "web":
+        return [web_caption(rng, scene, cfg)]
+    if style not in ("coco", "flickr"):
+        raise ValueError(f"unknown caption style {style!r}; known: web, coco, flickr")
+    return [detailed_caption(rng, scene, cfg, style) for _ in range(cfg.captions_per_image)]

@@ -1,0 +1,103 @@
+"""The concepts of the toy world: the things a caption can name and an image can show.
+
+Everything here is data. The relation table says, for each relation phrase, whether it is symmetric
+(excluded from the VG-Relation twin, as ARO excludes "near" / "next to"), which group it belongs to
+(ARO Table 2: spatial vs verbs) and its converse (used by hard-positive generators in later papers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "star", "cross", "heart", "arrow")
+"""Shape nouns. ``arrow`` is the one shape with a heading; it is the subject of "pointing at"."""
+
+COLOURS: dict[str, tuple[int, int, int]] = {
+    "red": (220, 40, 40),
+    "green": (40, 180, 60),
+    "blue": (50, 90, 230),
+    "yellow": (235, 220, 40),
+    "purple": (150, 60, 200),
+    "orange": (245, 140, 30),
+    "white": (240, 240, 240),
+    "cyan": (40, 210, 220),
+}
+
+SIZES: dict[str, int] = {"small": 6, "large": 10}
+"""Size word -> half-extent in pixels at 48 px resolution (scaled with the image size)."""
+
+MATERIALS: tuple[str, ...] = ("plain", "striped", "dotted")
+"""Surface texture of a solid object."""
+
+STATES: tuple[str, ...] = ("solid", "hollow")
+"""A hollow object is drawn as an outline (no texture); a large hollow object can contain another."""
+
+BACKGROUNDS: dict[str, tuple[int, int, int]] = {"black": (0, 0, 0), "gray": (70, 70, 70)}
+
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "large": ("big",),
+    "small": ("little",),
+}
+"""Words that mean the same thing (for hard positives in later papers); captions draw from them."""
+
+
+@dataclass(frozen=True)
+class Relation:
+    phrase: str
+    group: str  # "spatial" or "verb" (ARO Table 2 grouping)
+    symmetric: bool
+    converse: str | None
+
+
+RELATIONS: dict[str, Relation] = {
+    r.phrase: r
+    for r in (
+        Relation("to the left of", "spatial", False, "to the right of"),
+        Relation("to the right of", "spatial", False, "to the left of"),
+        Relation("above", "spatial", False, "below"),
+        Relation("below", "spatial", False, "above"),
+        Relation("in front of", "spatial", False, "behind"),
+        Relation("behind", "spatial", False, "in front of"),
+        Relation("inside", "spatial", False, "surrounding"),
+        Relation("surrounding", "verb", False, "inside"),
+        Relation("pointing at", "verb", False, None),
+        Relation("covering", "verb", False, "covered by"),
+        Relation("covered by", "verb", False, "covering"),
+        Relation("next to", "spatial", True, "next to"),
+        Relation("near", "spatial", True, "near"),
+    )
+}
+
+SYMMETRIC_RELATIONS: tuple[str, ...] = tuple(p for p, r in RELATIONS.items() if r.symmetric)
+
+CAPTION_WORDS: tuple[str, ...] = (
+    "a", "an", "the", "is", "are", "and", "with", "of", "there", "two", "three", "shapes", "shape", "object",
+    "objects", "picture", "photo", "image", "on", "in", "background", "sits", "placed", "one", "it", "has",
+    "colors", "colours", "containing", "showing", "some", "to", "left", "right", "above", "below", "front",
+    "behind", "inside", "surrounding", "pointing", "at", "covering", "covered", "by", "next", "near", "not",
+    "no", "without", "clipart", "icon", "drawing", "simple", "graphic", "black", "gray", "that", "which",
+    "art", "of", "this", "what", "looks", "like", "can", "be", "seen", "here", "we", "see",
+)
+"""Function and template words used by the caption styles (the tokenizer vocabulary adds the concepts)."""
+
+
+def world_words() -> list[str]:
+    """Every word a toy caption can contain, in a fixed order (the tokenizer's vocabulary)."""
+    words: list[str] = []
+    groups = [
+        SHAPES,
+        tuple(s + "s" for s in SHAPES),
+        tuple(COLOURS),
+        tuple(SIZES),
+        tuple(w for ws in SYNONYMS.values() for w in ws),
+        MATERIALS,
+        STATES,
+        tuple(BACKGROUNDS),
+        tuple(w for r in RELATIONS for w in r.split()),
+        CAPTION_WORDS,
+    ]
+    for group in groups:
+        for w in group:
+            if w not in words:
+                words.append(w)
+    return words

@@ -1,0 +1,256 @@
+"""Scene graphs of the toy world: objects with attributes and boxes, relations from geometry.
+
+A scene is sampled from a layout (separated, overlap, contain, point), then every relation between every
+ordered pair of objects is computed from the final geometry, so the scene graph is exact ground truth.
+Coordinates are pixels at the configured image size; y grows downwards.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .concepts import BACKGROUNDS, COLOURS, MATERIALS, SHAPES, SIZES
+
+CONTAINER_SHAPES = ("circle", "square", "diamond")
+LAYOUTS = ("separated", "overlap", "contain", "point")
+
+
+@dataclass(frozen=True)
+class WorldConfig:
+    """Knobs of the world generator (``world.*`` in params.yaml)."""
+
+    image_size: int = 48
+    min_objects: int = 2
+    max_objects: int = 3
+    layout_probs: tuple[float, float, float, float] = (0.55, 0.2, 0.1, 0.15)  # LAYOUTS order
+    hollow_prob: float = 0.15
+    pointing_tolerance_deg: float = 20.0
+    near_gap_px: float = 4.0
+
+    def __post_init__(self) -> None:
+        if self.image_size < 32:
+            raise ValueError(f"world.image_size={self.image_size}: must be at least 32")
+        if not 1 <= self.min_objects <= self.max_objects <= 4:
+            raise ValueError(
+                f"world.min_objects={self.min_objects}, world.max_objects={self.max_objects}: need 1 <= min <= max <= 4"
+            )
+        if len(self.layout_probs) != len(LAYOUTS) or min(self.layout_probs) < 0 or sum(self.layout_probs) <= 0:
+            raise ValueError(f"world.layout_probs={self.layout_probs}: need {len(LAYOUTS)} non-negative weights")
+        if not 0 <= self.hollow_prob <= 1:
+            raise ValueError(f"world.hollow_prob={self.hollow_prob}: must be in [0, 1]")
+
+    @property
+    def scale(self) -> float:
+        return self.image_size / 48.0
+
+
+@dataclass
+class Obj:
+    id: int
+    shape: str
+    colour: str
+    size: str
+    material: str
+    state: str
+    x: float
+    y: float
+    half: float
+    heading: float = 0.0  # degrees, 0 = pointing right, counter-clockwise; only arrows use it
+    z: int = 0  # draw order; larger is drawn later (in front)
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        return (self.x - self.half, self.y - self.half, self.x + self.half, self.y + self.half)
+
+    def attributes(self) -> dict[str, str]:
+        return {"colour": self.colour, "size": self.size, "material": self.material, "state": self.state}
+
+
+@dataclass
+class Scene:
+    image_id: str
+    background: str
+    objects: list[Obj]
+    relations: list[tuple[int, str, int]] = field(default_factory=list)
+
+    def to_record(self) -> dict:
+        return {
+            "image_id": self.image_id,
+            "background": self.background,
+            "objects": [asdict(o) for o in self.objects],
+            "relations": [list(r) for r in self.relations],
+        }
+
+    @staticmethod
+    def from_record(rec: dict, where: str = "scene record") -> Scene:
+        try:
+            objs = [Obj(**o) for o in rec["objects"]]
+            rels = [(int(s), str(p), int(o)) for s, p, o in rec["relations"]]
+            return Scene(str(rec["image_id"]), str(rec["background"]), objs, rels)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{where}: malformed scene ({type(e).__name__}: {e})") from None
+
+    def obj(self, oid: int) -> Obj:
+        return self.objects[oid]
+
+
+def _boxes_overlap(a: Obj, b: Obj) -> float:
+    ax0, ay0, ax1, ay1 = a.box
+    bx0, by0, bx1, by1 = b.box
+    w = min(ax1, bx1) - max(ax0, bx0)
+    h = min(ay1, by1) - max(ay0, by0)
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def _gap(a: Obj, b: Obj) -> float:
+    ax0, ay0, ax1, ay1 = a.box
+    bx0, by0, bx1, by1 = b.box
+    gx = max(bx0 - ax1, ax0 - bx1, 0.0)
+    gy = max(by0 - ay1, ay0 - by1, 0.0)
+    return math.hypot(gx, gy)
+
+
+def _contains(outer: Obj, inner: Obj) -> bool:
+    ox0, oy0, ox1, oy1 = outer.box
+    ix0, iy0, ix1, iy1 = inner.box
+    return outer.state == "hollow" and ox0 < ix0 and oy0 < iy0 and ix1 < ox1 and iy1 < oy1
+
+
+def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str, int]]:
+    """All relations between ordered pairs of objects, from geometry alone."""
+    rels: list[tuple[int, str, int]] = []
+    for a in objs:
+        for b in objs:
+            if a.id == b.id:
+                continue
+            if _contains(a, b):
+                rels.append((a.id, "surrounding", b.id))
+            elif _contains(b, a):
+                rels.append((a.id, "inside", b.id))
+            elif _boxes_overlap(a, b) > 0:
+                frac = _boxes_overlap(a, b) / min((2 * a.half) ** 2, (2 * b.half) ** 2)
+                front = a.z > b.z
+                if frac >= 0.5:
+                    rels.append((a.id, "covering" if front else "covered by", b.id))
+                else:
+                    rels.append((a.id, "in front of" if front else "behind", b.id))
+            else:
+                dx, dy = b.x - a.x, b.y - a.y
+                if abs(dx) >= abs(dy):
+                    rels.append((a.id, "to the left of" if dx > 0 else "to the right of", b.id))
+                else:
+                    rels.append((a.id, "above" if dy > 0 else "below", b.id))
+                if _gap(a, b) <= cfg.near_gap_px * cfg.scale:
+                    rels.append((a.id, "next to", b.id))
+            if a.shape == "arrow":
+                ang = math.degrees(math.atan2(-(b.y - a.y), b.x - a.x))
+                diff = abs((ang - a.heading + 180) % 360 - 180)
+                if diff <= cfg.pointing_tolerance_deg and _gap(a, b) > 0:
+                    rels.append((a.id, "pointing at", b.id))
+    return rels
+
+
+def _sample_attrs(rng: np.random.Generator, n: int, cfg: WorldConfig) -> list[dict]:
+    shapes = rng.choice(len(SHAPES), size=n, replace=False)
+    colours = rng.choice(len(COLOURS), size=n, replace=False)
+    out = []
+    for s, c in zip(shapes, colours, strict=True):
+        state = "hollow" if rng.random() < cfg.hollow_prob else "solid"
+        material = "plain" if state == "hollow" else str(MATERIALS[rng.integers(len(MATERIALS))])
+        out.append(
+            {
+                "shape": SHAPES[s],
+                "colour": list(COLOURS)[c],
+                "size": list(SIZES)[rng.integers(len(SIZES))],
+                "material": material,
+                "state": state,
+            }
+        )
+    return out
+
+
+def _free_position(rng, half, placed: list[Obj], cfg: WorldConfig, gap: float) -> tuple[float, float] | None:
+    s = cfg.image_size
+    for _ in range(60):
+        x = rng.uniform(half + 1, s - half - 1)
+        y = rng.uniform(half + 1, s - half - 1)
+        probe = Obj(-1, "circle", "red", "small", "plain", "solid", x, y, half)
+        if all(_gap(probe, p) >= gap and _boxes_overlap(probe, p) == 0 for p in placed):
+            return x, y
+    return None
+
+
+def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str) -> Scene:
+    """Sample one scene; retries the layout until every object fits."""
+    s = cfg.image_size
+    for _attempt in range(100):
+        n = int(rng.integers(cfg.min_objects, cfg.max_objects + 1))
+        probs = np.asarray(cfg.layout_probs, dtype=float)
+        layout = LAYOUTS[rng.choice(len(LAYOUTS), p=probs / probs.sum())] if n >= 2 else "separated"
+        attrs = _sample_attrs(rng, n, cfg)
+        objs: list[Obj] = []
+        start = 0
+        if layout == "contain":
+            outer_shape = CONTAINER_SHAPES[rng.integers(len(CONTAINER_SHAPES))]
+            if outer_shape in (a["shape"] for a in attrs[1:]):
+                continue
+            attrs[0].update(shape=outer_shape, size="large", state="hollow", material="plain")
+            attrs[1].update(size="small", state="solid")
+            if attrs[1]["shape"] == "arrow":  # an arrow has no room to point from inside a container
+                continue
+            h0 = SIZES["large"] * cfg.scale * 1.15
+            x, y = rng.uniform(h0 + 1, s - h0 - 1), rng.uniform(h0 + 1, s - h0 - 1)
+            objs.append(Obj(0, **attrs[0], x=x, y=y, half=h0, z=0))
+            h1 = SIZES["small"] * cfg.scale * 0.75
+            objs.append(Obj(1, **attrs[1], x=x + rng.uniform(-1, 1), y=y + rng.uniform(-1, 1), half=h1, z=1))
+            start = 2
+        elif layout == "overlap":
+            h0, h1 = (SIZES[attrs[i]["size"]] * cfg.scale for i in (0, 1))
+            x0, y0 = rng.uniform(h0 + 1, s - h0 - 1), rng.uniform(h0 + 1, s - h0 - 1)
+            ang = rng.uniform(0, 2 * math.pi)
+            dist = rng.uniform(0.45, 0.85) * (h0 + h1)
+            x1, y1 = x0 + dist * math.cos(ang), y0 + dist * math.sin(ang)
+            if not (h1 + 1 <= x1 <= s - h1 - 1 and h1 + 1 <= y1 <= s - h1 - 1):
+                continue
+            attrs[0]["state"] = attrs[1]["state"] = "solid"
+            for a in attrs[:2]:
+                if a["material"] == "plain" and rng.random() < 0.5:
+                    a["material"] = str(MATERIALS[rng.integers(len(MATERIALS))])
+            objs.append(Obj(0, **attrs[0], x=x0, y=y0, half=h0, z=0))
+            objs.append(Obj(1, **attrs[1], x=x1, y=y1, half=h1, z=1))
+            start = 2
+        elif layout == "point":
+            if "arrow" in (a["shape"] for a in attrs[1:]):
+                continue
+            attrs[0].update(shape="arrow", state="solid")
+            h0, h1 = (SIZES[attrs[i]["size"]] * cfg.scale for i in (0, 1))
+            p0 = _free_position(rng, h0, [], cfg, 0)
+            assert p0 is not None
+            o0 = Obj(0, **attrs[0], x=p0[0], y=p0[1], half=h0, z=0)
+            p1 = _free_position(rng, h1, [o0], cfg, 3 * cfg.scale)
+            if p1 is None:
+                continue
+            o0.heading = math.degrees(math.atan2(-(p1[1] - p0[1]), p1[0] - p0[0])) + rng.uniform(-8, 8)
+            objs += [o0, Obj(1, **attrs[1], x=p1[0], y=p1[1], half=h1, z=1)]
+            start = 2
+        ok = True
+        for i in range(start, n):
+            h = SIZES[attrs[i]["size"]] * cfg.scale
+            if attrs[i]["shape"] == "arrow":
+                attrs[i]["state"] = "solid"
+            pos = _free_position(rng, h, objs, cfg, 2 * cfg.scale)
+            if pos is None:
+                ok = False
+                break
+            heading = float(rng.uniform(0, 360)) if attrs[i]["shape"] == "arrow" else 0.0
+            objs.append(Obj(i, **attrs[i], x=pos[0], y=pos[1], half=h, heading=heading, z=i))
+        if not ok:
+            continue
+        for o in objs:
+            o.x, o.y, o.half, o.heading = (round(float(v), 3) for v in (o.x, o.y, o.half, o.heading))
+        background = list(BACKGROUNDS)[rng.integers(len(BACKGROUNDS))]
+        return Scene(image_id, background, objs, compute_relations(objs, cfg))
+    raise RuntimeError(f"could not place the objects of {image_id} after 100 attempts (world params too tight?)")

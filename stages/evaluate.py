@@ -1,0 +1,54 @@
+"""Stage `evaluate@<model>`: every ARO benchmark on one model; per-item scores + metrics.json."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from _common import parser, run
+from vlcomp.benchmarks.suite import EvalContext
+from vlcomp.config import load_params, section
+from vlcomp.evaluation import aggregate_items, evaluate_model, read_items, write_items
+from vlcomp.io import atomic_dir, read_json, write_json
+from vlcomp.models.factory import ModelSpec, create_model
+from vlcomp.text.tokenizer import get_tokenizer
+from vlcomp.tracking import git_commit, stage_run
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--model", required=True, help="model name (clip, or a variant such as negclip-s0)")
+    p.add_argument("--method", default="clip")
+    p.add_argument("--seed", default="")
+    p.add_argument("--checkpoint", required=True, help="directory with model.pt and model.json")
+    p.add_argument("--benchmarks", required=True)
+    p.add_argument("--world", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    params = load_params(args.params)
+    ckpt = Path(args.checkpoint)
+    meta = read_json(ckpt / "model.json")
+    spec = ModelSpec(meta["arch"], str(ckpt / "model.pt"), meta["tokenizer"], meta["context_length"])
+    model = create_model(spec)
+    tokenizer = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
+    seed = section(params, "base.seed")
+    ctx = EvalContext(model, tokenizer, Path(args.benchmarks), Path(args.world), seed,
+                      batch_size=section(params, "evaluate.batch_size"))
+    with stage_run(f"evaluate@{args.model}", experiment="aro-evaluate", profile=params["profile"], paper="aro",
+                   method=args.method, seed=args.seed, params={"model": args.model, **meta}) as tr:
+        t0 = time.time()
+        items, _ = evaluate_model(ctx)
+        with atomic_dir(args.out) as tmp:
+            write_items(tmp, items)
+            metrics = aggregate_items(read_items(tmp))  # metrics.json is derived from the saved per-item scores
+            write_json(tmp / "metrics.json", metrics)
+            write_json(tmp / "provenance.json", {
+                "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),
+                "benchmarks": args.benchmarks, "git_commit": git_commit(), "profile": params["profile"],
+                "mlflow_run_id": tr.run_id, "n_items": {k: len(v) for k, v in items.items()},
+                "seconds": round(time.time() - t0, 1)})
+        tr.log_metrics(metrics)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,44 @@
+"""Stage `mine@<generator>`: hard negatives (and NN hard images) for fine-tuning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _common import parser, run
+from vlcomp.config import build, load_params, section
+from vlcomp.io import atomic_dir, write_json
+from vlcomp.mining import GENERATORS
+from vlcomp.models.factory import create_model
+from vlcomp.tracking import stage_run
+from vlcomp.train.recipes import model_spec
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--generator", required=True)
+    p.add_argument("--world", required=True)
+    p.add_argument("--base", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    params = load_params(args.params)
+    cfg_cls, generate = GENERATORS.get(args.generator)
+    cfg = build(cfg_cls, section(params, f"mine.{args.generator}"), f"mine.{args.generator}")
+    seed = section(params, "base.seed")
+    spec = model_spec(params)
+    from vlcomp.models.factory import ModelSpec
+    from vlcomp.text.nlp import load_spacy
+
+    model = create_model(ModelSpec(spec.arch, str(Path(args.base) / "model.pt"), spec.tokenizer, spec.context_length))
+    nlp = load_spacy(section(params, "nlp.spacy_model"))
+    used = {f"mine.{args.generator}": section(params, f"mine.{args.generator}"), "base.seed": seed,
+            "nlp.spacy_model": section(params, "nlp.spacy_model")}
+    with stage_run(f"mine@{args.generator}", experiment="aro", profile=params["profile"], paper="aro",
+                   method=args.generator, seed=seed, params=used) as tr:
+        with atomic_dir(args.out) as tmp:
+            summary = generate(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp)
+            write_json(tmp / "summary.json", summary)
+        tr.log_metrics(summary)
+
+
+if __name__ == "__main__":
+    run(main)
