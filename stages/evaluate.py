@@ -17,6 +17,7 @@ from vlcomp.tracking import git_commit, stage_run
 
 def main() -> None:
     p = parser(__doc__)
+    p.add_argument("--stage", required=True, help="the DVC stage name, for the MLflow tag (evaluate@negclip-s0)")
     p.add_argument("--model", required=True, help="model name (clip, or a variant such as negclip-s0)")
     p.add_argument("--method", default="clip")
     p.add_argument("--seed", default="")
@@ -34,19 +35,20 @@ def main() -> None:
     seed = section(params, "base.seed")
     ctx = EvalContext(model, tokenizer, Path(args.benchmarks), Path(args.world), seed,
                       batch_size=section(params, "evaluate.batch_size"))
-    with stage_run(f"evaluate@{args.model}", experiment="aro-evaluate", profile=params["profile"], paper="aro",
+    with stage_run(args.stage, experiment="aro-evaluate", profile=params["profile"], paper="aro",
                    method=args.method, seed=args.seed, params={"model": args.model, **meta}) as tr:
         t0 = time.time()
-        items, _ = evaluate_model(ctx)
+        items = evaluate_model(ctx)
+        settings = read_json(Path(args.benchmarks) / "settings.json")
         with atomic_dir(args.out) as tmp:
             write_items(tmp, items)
-            metrics = aggregate_items(read_items(tmp))  # metrics.json is derived from the saved per-item scores
+            metrics = aggregate_items(read_items(tmp), settings)  # metrics.json is derived from the saved per-item scores
             write_json(tmp / "metrics.json", metrics)
             write_json(tmp / "provenance.json", {
                 "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),
-                "benchmarks": args.benchmarks, "git_commit": git_commit(), "profile": params["profile"],
+                "benchmarks": args.benchmarks, "git_commit": git_commit(), "profile": params["profile"], "dvc_stage": args.stage,
                 "mlflow_run_id": tr.run_id, "n_items": {k: len(v) for k, v in items.items()},
-                "seconds": round(time.time() - t0, 1)})
+                "n_unique_texts_encoded": ctx.n_encoded_texts, "seconds": round(time.time() - t0, 1)})
         tr.log_metrics(metrics)
 
 

@@ -60,6 +60,9 @@ def build(cls: type, values: dict[str, Any] | None, prefix: str):
         return cls(**values)
     except TypeError as e:
         raise ValueError(f"params: bad value under {prefix}: {e}") from None
+    except ValueError as e:
+        msg = str(e)
+        raise ValueError(msg if msg.startswith(("params:", prefix)) else f"params: {prefix}.{msg}") from None
 
 
 def positive(value: Any, name: str, *, integer: bool = False) -> Any:

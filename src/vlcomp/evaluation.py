@@ -10,15 +10,12 @@ import pandas as pd
 from .benchmarks.suite import BENCHMARKS, EvalContext
 
 
-def evaluate_model(ctx: EvalContext, names: list[str] | None = None) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+def evaluate_model(ctx: EvalContext, names: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Per-item tables of every benchmark (or of ``names``)."""
     items: dict[str, pd.DataFrame] = {}
-    metrics: dict[str, float] = {}
     for name in names or BENCHMARKS.names():
-        bench = BENCHMARKS.get(name)
-        tables = bench.score(ctx)
-        items.update(tables)
-        metrics.update(bench.aggregate(tables))
-    return items, metrics
+        items.update(BENCHMARKS.get(name).score(ctx))
+    return items
 
 
 def write_items(out: Path, items: dict[str, pd.DataFrame]) -> None:
@@ -35,12 +32,14 @@ def read_items(metrics_dir: str | Path) -> dict[str, pd.DataFrame]:
     return {p.name.removesuffix(".csv.gz"): pd.read_csv(p) for p in sorted(d.glob("*.csv.gz"))}
 
 
-def aggregate_items(items: dict[str, pd.DataFrame]) -> dict[str, float]:
-    """Recompute every metric from saved per-item tables (what the evaluate stage writes to metrics.json)."""
+def aggregate_items(items: dict[str, pd.DataFrame], settings: dict) -> dict[str, float]:
+    """Every metric, derived from per-item tables alone (what the evaluate stage writes to metrics.json).
+
+    ``settings`` is the benchmark build's ``settings.json`` (e.g. the VG-A minimum pair count)."""
     metrics: dict[str, float] = {}
     for name in BENCHMARKS.names():
         try:
-            metrics.update(BENCHMARKS.get(name).aggregate(items))
+            metrics.update(BENCHMARKS.get(name).aggregate(items, settings))
         except KeyError:  # that benchmark's tables were not saved (a partial evaluation)
             continue
     return metrics

@@ -51,10 +51,12 @@ def read_json(path: str | os.PathLike) -> Any:
     if not path.exists():
         raise FileNotFoundError(f"{path}: file not found")
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return json.load(f)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno})") from None
+    except UnicodeDecodeError as e:  # e.g. a file truncated inside a multi-byte character
+        raise ValueError(f"{path}: not valid UTF-8 JSON ({e.reason} at byte {e.start})") from None
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -63,8 +65,12 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
     if not path.exists():
         raise FileNotFoundError(f"{path}: file not found")
     out = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
+    with open(path, "rb") as f:  # decode line by line, so an undecodable line is reported by number
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: broken record (not UTF-8: {e.reason})") from None
             if not line.strip():
                 continue
             try:

@@ -41,9 +41,10 @@ class BenchmarksConfig:
     order_seeds: int = 5
     shuffle_seeds: int = 3
     zeroshot_images_per_class: int = 20
+    vga_min_count: int = 25  # ARO code: VG-A attribute pairs with fewer cases are dropped from the macro
 
     def __post_init__(self) -> None:
-        for name in ("order_seeds", "shuffle_seeds", "zeroshot_images_per_class"):
+        for name in ("order_seeds", "shuffle_seeds", "zeroshot_images_per_class", "vga_min_count"):
             if getattr(self, name) < 1:
                 raise ValueError(f"benchmarks.{name}={getattr(self, name)}: must be >= 1")
 
@@ -51,6 +52,7 @@ class BenchmarksConfig:
 def build_all(world: str | Path, out: Path, cfg: BenchmarksConfig, wcfg: WorldConfig, shuffler: TextShuffler,
               seed: int) -> dict:
     summary: dict[str, int] = {}
+    write_json(out / "settings.json", {"vga_min_count": cfg.vga_min_count})
     vg = Split(world, VG_SPLIT)
     scenes = vg.scenes()
     vgr = build_vg_relation(scenes, wcfg.image_size, np_rng(seed, "benchmarks", "vg_relation"))

@@ -9,7 +9,7 @@ the saved per-item scores. Metric keys are MLflow-safe.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,12 +41,35 @@ from .vg_twins import crop
 
 @dataclass
 class EvalContext:
+    """What a scorer needs, plus per-model caches so each unique caption and each (split, perturbation) image
+    set is encoded once per model, whichever benchmarks ask for it."""
+
     model: torch.nn.Module
     tokenizer: object
     bench_dir: Path
     world_dir: Path
     seed: int
     batch_size: int = 256
+    _text_cache: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+    _image_cache: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+    n_encoded_texts: int = 0
+
+    def texts(self, texts: list[str]) -> torch.Tensor:
+        """Features [N, D] of ``texts``; strings already encoded for this model are not encoded again."""
+        new = sorted({t for t in texts if t not in self._text_cache})
+        if new:
+            feats = encode_texts(self.model, self.tokenizer, new)
+            self._text_cache.update(zip(new, feats, strict=True))
+            self.n_encoded_texts += len(new)
+        return torch.stack([self._text_cache[t] for t in texts]) if texts else torch.zeros(0, 0)
+
+    def split_images(self, split: Split, key: str = "none", perturb=None) -> torch.Tensor:
+        """Features of every image of a world split (optionally perturbed), encoded once per (split, key)."""
+        name = f"{split.name}/{key}"
+        if name not in self._image_cache:
+            self._image_cache[name] = encode_images(self.model, split.images, batch_size=self.batch_size,
+                                                    perturb=perturb)
+        return self._image_cache[name]
 
 
 @dataclass(frozen=True)
@@ -54,7 +77,7 @@ class Benchmark:
     name: str
     stands_for: str
     score: Callable[[EvalContext], dict[str, pd.DataFrame]]
-    aggregate: Callable[[dict[str, pd.DataFrame]], dict[str, float]]
+    aggregate: Callable[[dict[str, pd.DataFrame], dict], dict[str, float]]  # (items, benchmark settings)
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
@@ -68,7 +91,7 @@ def _pair_scores(ctx: EvalContext, images: list[np.ndarray], options: list[list[
     """Cosine score of each image with each of its L caption options: [N, L]."""
     fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)  # [N, D]
     n, n_opt = len(options), len(options[0])
-    ft = encode_texts(ctx.model, ctx.tokenizer, [o for opts in options for o in opts])  # [N*L, D]
+    ft = ctx.texts([o for opts in options for o in opts])  # [N*L, D]
     return torch.einsum("nd,nld->nl", fi, ft.view(n, n_opt, -1)).numpy()
 
 
@@ -100,7 +123,7 @@ def score_vg_relation(ctx: EvalContext) -> dict[str, pd.DataFrame]:
     return {"vg_relation": items}
 
 
-def aggregate_vg_relation(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+def aggregate_vg_relation(items: dict[str, pd.DataFrame], settings: dict) -> dict[str, float]:
     df = items["vg_relation"]
     macro, per = macro_accuracy(df["correct"].to_numpy(), df["relation"].tolist(), min_count=VG_RELATION_MIN_COUNT,
                                 exclude=set(df.loc[df["excluded"], "relation"]))
@@ -127,9 +150,10 @@ def score_vg_attribution(ctx: EvalContext) -> dict[str, pd.DataFrame]:
     return {"vg_attribution": items}
 
 
-def aggregate_vg_attribution(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+def aggregate_vg_attribution(items: dict[str, pd.DataFrame], settings: dict) -> dict[str, float]:
     df = items["vg_attribution"]
-    macro, per = macro_accuracy(df["correct"].to_numpy(), df["pair"].tolist(), min_count=VG_ATTRIBUTION_MIN_COUNT)
+    min_count = int(settings.get("vga_min_count", VG_ATTRIBUTION_MIN_COUNT))
+    macro, per = macro_accuracy(df["correct"].to_numpy(), df["pair"].tolist(), min_count=min_count)
     out = {"aro/vg_attribution/macro_acc": macro, "aro/vg_attribution/n_pairs": float(len(per)),
            "aro/vg_attribution/n_cases": float(len(df)), "aro/vg_attribution/micro_acc": float(df["correct"].mean())}
     for kind, sub in df.groupby("kind"):
@@ -143,12 +167,12 @@ def _score_order(ctx: EvalContext, short: str) -> dict[str, pd.DataFrame]:
     index = {a["image"]: i for i, a in enumerate(split.annotations())}
     frames = []
     seed_files = sorted((ctx.bench_dir / "order" / short).glob("seed*.json"), key=lambda p: int(p.stem[4:]))
-    fi_all = encode_images(ctx.model, split.images, batch_size=ctx.batch_size)  # each image encoded once
+    fi_all = ctx.split_images(split)
     for path in seed_files:
         cases = read_json(path)
         img = torch.as_tensor([index[c["image"]] for c in cases])
         n_opt = len(cases[0]["caption_options"])
-        ft = encode_texts(ctx.model, ctx.tokenizer, [o for c in cases for o in c["caption_options"]])
+        ft = ctx.texts([o for c in cases for o in c["caption_options"]])
         scores = torch.einsum("nd,nld->nl", fi_all[img], ft.view(len(cases), n_opt, -1)).numpy()
         df = pd.DataFrame(scores, columns=[f"score_{j}" for j in range(n_opt)])
         df.insert(0, "seed", int(path.stem[4:]))
@@ -158,7 +182,7 @@ def _score_order(ctx: EvalContext, short: str) -> dict[str, pd.DataFrame]:
     return {f"{short}_order": pd.concat(frames, ignore_index=True)}
 
 
-def _aggregate_order(items: dict[str, pd.DataFrame], short: str) -> dict[str, float]:
+def _aggregate_order(items: dict[str, pd.DataFrame], settings: dict, short: str) -> dict[str, float]:
     df = items[f"{short}_order"]
     per_seed = df.groupby("seed")["correct"].mean()
     m, s = mean_std(per_seed.to_numpy())
@@ -173,9 +197,9 @@ def _score_retrieval(ctx: EvalContext, short: str) -> dict[str, pd.DataFrame]:
     ann = split.annotations()
     text_to_image = np.asarray([i for i, a in enumerate(ann) for _ in a["caption"]])
     base_dir = ctx.bench_dir / "retrieval" / short
-    fi = encode_images(ctx.model, split.images, batch_size=ctx.batch_size)
+    fi = ctx.split_images(split)
     clean = read_json(base_dir / "none" / "seed0.json")
-    ft_clean = encode_texts(ctx.model, ctx.tokenizer, clean)
+    ft_clean = ctx.texts(clean)
     i2t, t2i = [], []
 
     def add(strategy: str, side: str, seed: int, img_f: torch.Tensor, txt_f: torch.Tensor) -> None:
@@ -188,19 +212,19 @@ def _score_retrieval(ctx: EvalContext, short: str) -> dict[str, pd.DataFrame]:
     add("none", "none", 0, fi, ft_clean)
     for strategy in TEXT_STRATEGIES:
         for path in sorted((base_dir / strategy).glob("seed*.json")):
-            add(strategy, "text", int(path.stem[4:]), fi, encode_texts(ctx.model, ctx.tokenizer, read_json(path)))
+            add(strategy, "text", int(path.stem[4:]), fi, ctx.texts(read_json(path)))
     n_seeds = len(list((base_dir / TEXT_STRATEGIES[0]).glob("seed*.json")))
     for strategy in IMAGE_STRATEGIES:
         fn = IMAGE_PERTURBATIONS[strategy]
         for s in range(n_seeds):
             gen = torch_gen(ctx.seed, "evaluate", "image_shuffle", short, strategy, s)
-            f = encode_images(ctx.model, split.images, batch_size=len(split.images), perturb=lambda x, g=gen, fn=fn: fn(x, gen=g))
+            f = ctx.split_images(split, f"{strategy}/seed{s}", perturb=lambda x, g=gen, fn=fn: fn(x, gen=g))
             add(strategy, "image", s, f, ft_clean)
     return {f"{short}_retrieval_i2t": pd.concat(i2t, ignore_index=True),
             f"{short}_retrieval_t2i": pd.concat(t2i, ignore_index=True)}
 
 
-def _aggregate_retrieval(items: dict[str, pd.DataFrame], short: str) -> dict[str, float]:
+def _aggregate_retrieval(items: dict[str, pd.DataFrame], settings: dict, short: str) -> dict[str, float]:
     name = "coco" if short == "coco" else "flickr30k"
     out = {}
     for direction in ("i2t", "t2i"):
@@ -223,14 +247,14 @@ def score_zeroshot(ctx: EvalContext) -> dict[str, pd.DataFrame]:
         labels = read_npy(task_dir / "labels.npy", ndim=1)
         fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)
         prompts = [t.format(c) for c in meta["classes"] for t in meta["templates"]]
-        ft = encode_texts(ctx.model, ctx.tokenizer, prompts).view(len(meta["classes"]), len(meta["templates"]), -1)
+        ft = ctx.texts(prompts).view(len(meta["classes"]), len(meta["templates"]), -1)
         cls = torch.nn.functional.normalize(ft.mean(1), dim=-1)  # [C, D] prompt ensemble
         pred = (fi @ cls.T).argmax(1).numpy()
         frames.append(pd.DataFrame({"task": task_dir.name, "label": labels, "pred": pred, "correct": pred == labels}))
     return {"zeroshot": pd.concat(frames, ignore_index=True)}
 
 
-def aggregate_zeroshot(items: dict[str, pd.DataFrame]) -> dict[str, float]:
+def aggregate_zeroshot(items: dict[str, pd.DataFrame], settings: dict) -> dict[str, float]:
     return {f"zeroshot/{task}/acc": float(sub["correct"].mean()) for task, sub in items["zeroshot"].groupby("task")}
 
 
@@ -241,9 +265,9 @@ BENCHMARKS.add("vg_attribution", Benchmark("vg_attribution", "ARO VG-Attribution
 for _short, _name, _what in (("coco", "coco", "COCO"), ("flickr", "flickr30k", "Flickr30k")):
     BENCHMARKS.add(f"{_name}_order", Benchmark(f"{_name}_order", f"ARO {_what}-Order (Karpathy test)",
                                                lambda ctx, s=_short: _score_order(ctx, s),
-                                               lambda items, s=_short: _aggregate_order(items, s)))
+                                               lambda items, settings, s=_short: _aggregate_order(items, settings, s)))
     BENCHMARKS.add(f"{_name}_retrieval", Benchmark(f"{_name}_retrieval", f"{_what} Karpathy test retrieval",
                                                    lambda ctx, s=_short: _score_retrieval(ctx, s),
-                                                   lambda items, s=_short: _aggregate_retrieval(items, s)))
+                                                   lambda items, settings, s=_short: _aggregate_retrieval(items, settings, s)))
 BENCHMARKS.add("zeroshot", Benchmark("zeroshot", "CIFAR10 / CIFAR100 / ImageNet zero-shot", score_zeroshot,
                                      aggregate_zeroshot))

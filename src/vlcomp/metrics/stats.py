@@ -17,7 +17,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 # Keep bootstrap scratch memory bounded: at most this many resampled values are materialised at once.
 _BOOTSTRAP_MAX_ELEMS = 1 << 22
@@ -70,6 +69,8 @@ def bootstrap_ci(
     if np.all(arr == arr[0]):  # every resample has the same mean; scipy would warn about degeneracy
         return float(arr[0]), float(arr[0])
     batch = max(1, min(int(n_boot), _BOOTSTRAP_MAX_ELEMS // arr.size))
+    from scipy import stats as sps  # imported here: scipy.stats costs seconds at import
+
     res = sps.bootstrap(
         (arr,),
         np.mean,
@@ -98,6 +99,8 @@ def binomial_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, flo
     if int(successes) != successes or not 0 <= successes <= n:
         raise ValueError(f"successes must be an int in [0, n={n}], got {successes}")
     _check_level(level)
+    from scipy import stats as sps
+
     z = float(sps.norm.ppf(0.5 + level / 2))
     p = successes / n
     denom = 1.0 + z * z / n

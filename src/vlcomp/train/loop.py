@@ -8,6 +8,7 @@ reproducible from its seed.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,12 +34,17 @@ class TrainConfig:
     log_every: int = 20
 
     def __post_init__(self) -> None:
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ValueError(f"lr={self.lr}: must be a positive number")
-        if self.epochs <= 0:
-            raise ValueError(f"epochs={self.epochs}: must be positive")
+        # a string such as YAML's "1e-3" (PyYAML reads it as str) must be named, not fail on the comparison
+        if not (_is_number(self.lr) and self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"lr={self.lr!r}: must be a positive number")
+        if not (_is_number(self.epochs) and self.epochs > 0 and math.isfinite(self.epochs)):
+            raise ValueError(f"epochs={self.epochs!r}: must be positive")
         if self.warmup_steps < 0 or self.weight_decay < 0:
             raise ValueError(f"warmup_steps={self.warmup_steps}, weight_decay={self.weight_decay}: must be >= 0")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def lr_at(step: int, total: int, base_lr: float, warmup: int) -> float:

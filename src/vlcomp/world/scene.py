@@ -86,12 +86,28 @@ class Scene:
 
     @staticmethod
     def from_record(rec: dict, where: str = "scene record") -> Scene:
+        """Parse a record of ``scenes.jsonl``, checking values as well as structure."""
         try:
             objs = [Obj(**o) for o in rec["objects"]]
             rels = [(int(s), str(p), int(o)) for s, p, o in rec["relations"]]
-            return Scene(str(rec["image_id"]), str(rec["background"]), objs, rels)
+            scene = Scene(str(rec["image_id"]), str(rec["background"]), objs, rels)
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{where}: malformed scene ({type(e).__name__}: {e})") from None
+        from .concepts import RELATIONS
+
+        for o in objs:
+            for name in ("x", "y", "half", "heading"):
+                if not isinstance(getattr(o, name), int | float) or isinstance(getattr(o, name), bool):
+                    raise ValueError(f"{where}: object {o.id} field {name!r} must be a number, got {getattr(o, name)!r}")
+        ids = {o.id for o in objs}
+        if ids != set(range(len(objs))):
+            raise ValueError(f"{where}: object ids must be 0..{len(objs) - 1}, got {sorted(ids)}")
+        for s_, p, o_ in rels:
+            if p not in RELATIONS:
+                raise ValueError(f"{where}: unknown relation {p!r}")
+            if s_ not in ids or o_ not in ids:
+                raise ValueError(f"{where}: relation ({s_}, {p!r}, {o_}) names a missing object")
+        return scene
 
     def obj(self, oid: int) -> Obj:
         return self.objects[oid]
@@ -132,7 +148,7 @@ def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str,
                 rels.append((a.id, "inside", b.id))
             elif _boxes_overlap(a, b) > 0:
                 frac = _boxes_overlap(a, b) / min((2 * a.half) ** 2, (2 * b.half) ** 2)
-                front = a.z > b.z
+                front = (a.z, a.id) > (b.z, b.id)  # rendering draws by z, then list order
                 if frac >= 0.5:
                     rels.append((a.id, "covering" if front else "covered by", b.id))
                 else:

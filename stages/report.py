@@ -1,0 +1,48 @@
+"""Stage `report@<paper>`: execute notebooks/<paper>.py with papermill and render HTML with nbconvert."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _common import parser, run
+
+from vlcomp.config import load_params
+from vlcomp.io import atomic_dir
+from vlcomp.reporting.notebook import render_report
+from vlcomp.tracking import stage_run
+
+
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument("--paper", required=True)
+    p.add_argument("--metrics", required=True)
+    p.add_argument("--world", required=True)
+    p.add_argument("--benchmarks", required=True)
+    p.add_argument("--models", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    notebook = Path("notebooks") / f"{args.paper}.py"
+    if not notebook.exists():
+        raise FileNotFoundError(f"{notebook}: no report template for paper {args.paper!r}")
+    params = load_params(args.params)
+    with stage_run(f"report@{args.paper}", experiment=args.paper, profile=params["profile"], paper=args.paper) as tr:
+        with atomic_dir(args.out) as tmp:
+            render_report(notebook, tmp, {"metrics_dir": args.metrics, "world_dir": args.world,
+                                          "benchmarks_dir": args.benchmarks, "models_dir": args.models,
+                                          "out_dir": str(tmp), "params_path": args.params})
+            ledger = tmp / "tables" / "claims_ledger.csv"
+            if ledger.exists():
+                tr.log_metrics(ledger_metrics(ledger))
+        tr.log_artifact(Path(args.out) / "index.html")
+
+
+def ledger_metrics(path: Path) -> dict[str, float]:
+    """``ledger/<claim>/held`` = 1.0 or 0.0 for each claim of the ledger table."""
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    return {f"ledger/{c}/held": float((g["claim_held"] == "held").all()) for c, g in df.groupby("claim")}
+
+
+if __name__ == "__main__":
+    run(main)

@@ -1,0 +1,49 @@
+"""MLflow tracking: a stage run lands in a SQLite store with the tags, params and metrics the design asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from vlcomp.tracking import check_key, flatten, stage_run
+
+
+def test_check_key_rejects_at_sign():
+    assert check_key("aro/vg_relation/macro_acc") == "aro/vg_relation/macro_acc"
+    with pytest.raises(ValueError, match="R@1"):
+        check_key("R@1")
+
+
+def test_flatten_nested_params():
+    assert flatten({"a": {"b": 1, "c": {"d": 2}}, "e": 3}) == {"a.b": 1, "a.c.d": 2, "e": 3}
+
+
+def test_stage_run_logs_tags_params_metrics(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("VLCOMP_TRACKING", "on")
+    monkeypatch.chdir(tmp_path)
+    with stage_run("finetune@negclip-s1", experiment="aro", profile="toy", paper="aro", method="negclip", seed=1,
+                   params={"finetune": {"lr_grid": [0.1, 0.2]}}) as tr:
+        tr.log_metrics({"aro/vg_relation/macro_acc": 0.75})
+        tr.log_metrics({"train/contrastive_loss": 1.5}, step=3)
+        run_id = tr.run_id
+    run = MlflowClient(tracking_uri=uri).get_run(run_id)
+    tags = run.data.tags
+    for key, expected in {"dvc_stage": "finetune@negclip-s1", "profile": "toy", "paper": "aro",
+                          "method": "negclip", "seed": "1"}.items():
+        assert tags[key] == expected
+    assert "git_commit" in tags
+    assert run.data.params["finetune.lr_grid"] == "[0.1, 0.2]"
+    assert run.data.metrics["aro/vg_relation/macro_acc"] == pytest.approx(0.75)
+    assert run.data.metrics["train/contrastive_loss"] == pytest.approx(1.5)
+
+
+def test_tracking_off_is_a_noop(monkeypatch, tmp_path):
+    monkeypatch.setenv("VLCOMP_TRACKING", "off")
+    monkeypatch.chdir(tmp_path)
+    with stage_run("world", experiment="aro", profile="toy", paper="aro") as tr:
+        tr.log_metrics({"x": 1.0})
+        assert tr.run_id is None
+    assert not (tmp_path / "mlflow.db").exists()

@@ -1,0 +1,174 @@
+"""BatchSampler layouts (plain, negatives, hard images), drop_last, determinism, errors; rows_from_annotations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vlcomp.train.data import Batch, BatchSampler, Row, rows_from_annotations
+
+N_IMAGES, CAPS, NEGS, K = 8, 2, 3, 3
+
+
+def _rows(n_images: int = N_IMAGES, caps: int = CAPS, negs: int = NEGS) -> list[Row]:
+    return [Row(i, f"cap {i}.{j}", tuple(f"neg {i}.{j}.{k}" for k in range(negs)))
+            for i in range(n_images) for j in range(caps)]
+
+
+def _hard(n_images: int = N_IMAGES, k: int = K) -> np.ndarray:
+    return np.asarray([[(i + d) % n_images for d in range(1, k + 1)] for i in range(n_images)])  # int [n, K]
+
+
+ROWS = _rows()
+BY_CAPTION = {r.caption: r for r in ROWS}
+
+
+def _epoch(sampler: BatchSampler, seed: int = 0) -> list[Batch]:
+    return list(sampler.epoch(np.random.default_rng(seed)))
+
+
+def _check_positives(batch: Batch, n: int) -> None:
+    """The first n texts are true captions of the n images, aligned by index."""
+    for i in range(n):
+        assert BY_CAPTION[batch.texts[i]].image == int(batch.images[i]), (i, batch.texts[i], batch.images[i])
+
+
+# ----------------------------------------------------------------------------------------------- layouts
+
+
+def test_plain_layout(rng: np.random.Generator) -> None:
+    b = 4
+    for batch in BatchSampler(ROWS, b).epoch(rng):
+        assert batch.images.shape == (b,) and np.issubdtype(batch.images.dtype, np.integer)
+        assert len(batch.texts) == b
+        _check_positives(batch, b)
+
+
+def test_negatives_layout() -> None:
+    b = 4
+    for batch in _epoch(BatchSampler(ROWS, b, use_negatives=True)):
+        assert batch.images.shape == (b,) and len(batch.texts) == 2 * b
+        _check_positives(batch, b)
+        for i in range(b):  # texts [T; T-]: T-[i] is drawn from row i's own list
+            assert batch.texts[b + i] in BY_CAPTION[batch.texts[i]].negatives
+
+
+def test_hard_images_layout() -> None:
+    b, hard = 4, _hard()
+    batches = _epoch(BatchSampler(ROWS, b, use_negatives=True, hard_images=hard))
+    assert len(batches) == len(ROWS) // b
+    for batch in batches:
+        assert batch.images.shape == (2 * b,) and len(batch.texts) == 4 * b  # images [I; I'], texts [T; T'; T-; T'-]
+        _check_positives(batch, 2 * b)  # T[i] belongs to I[i] and T'[i] to I'[i]
+        for i in range(b):
+            img, nn_img = int(batch.images[i]), int(batch.images[b + i])
+            assert nn_img in hard[img], "I'[i] is one of I[i]'s K neighbours"
+            assert batch.texts[2 * b + i] in BY_CAPTION[batch.texts[i]].negatives
+            assert batch.texts[3 * b + i] in BY_CAPTION[batch.texts[b + i]].negatives
+
+
+def test_hard_images_without_negatives() -> None:
+    b, hard = 3, _hard()
+    for batch in _epoch(BatchSampler(ROWS, b, hard_images=hard)):
+        assert batch.images.shape == (2 * b,) and len(batch.texts) == 2 * b
+        _check_positives(batch, 2 * b)
+        for i in range(b):
+            assert int(batch.images[b + i]) in hard[int(batch.images[i])]
+
+
+def test_every_neighbour_and_negative_gets_drawn() -> None:
+    """Over epochs each of the K neighbours and each negative appears (uniform choice, not always the first)."""
+    hard = _hard()
+    sampler = BatchSampler(ROWS, 4, use_negatives=True, hard_images=hard)
+    rng = np.random.default_rng(0)
+    nn_seen: dict[int, set[int]] = {}
+    neg_seen: dict[str, set[str]] = {}
+    for _ in range(30):
+        for batch in sampler.epoch(rng):
+            for i in range(4):
+                nn_seen.setdefault(int(batch.images[i]), set()).add(int(batch.images[4 + i]))
+                neg_seen.setdefault(batch.texts[i], set()).add(batch.texts[8 + i])
+    assert all(nn_seen[i] == set(hard[i]) for i in range(N_IMAGES))
+    assert all(neg_seen[r.caption] == set(r.negatives) for r in ROWS)
+
+
+def test_neighbour_without_rows_falls_back_to_one_with_rows() -> None:
+    rows = [r for r in ROWS if r.image != 1]  # image 1 has no training row: it cannot bring a caption
+    hard = _hard()
+    sampler = BatchSampler(rows, 2, hard_images=hard)
+    seen = set()
+    for seed in range(20):
+        for batch in _epoch(sampler, seed):
+            for i in range(2):
+                img, nn_img = int(batch.images[i]), int(batch.images[2 + i])
+                assert nn_img != 1 and nn_img in hard[img]
+                seen.add(img)
+    assert 0 in seen  # image 0 has neighbours (1, 2, 3): only 2 and 3 can be drawn
+
+
+def test_image_whose_neighbours_all_lack_rows_brings_itself() -> None:
+    rows = [Row(0, "a", ("na",)), Row(1, "b", ("nb",)), Row(2, "c", ("nc",))]
+    hard = np.asarray([[3], [2], [1], [0]])  # image 3 has no row
+    batches = list(BatchSampler(rows, 3, hard_images=hard).epoch(np.random.default_rng(0)))
+    (batch,) = batches
+    pos = list(batch.images[:3]).index(0)
+    assert int(batch.images[3 + pos]) == 0 and batch.texts[3 + pos] == "a"
+
+
+# ---------------------------------------------------------------------------------------- epochs and seeds
+
+
+def test_drop_last_and_each_row_at_most_once_per_epoch() -> None:
+    rows = _rows(n_images=5)  # 10 rows
+    sampler = BatchSampler(rows, 3)
+    assert sampler.steps_per_epoch == 3
+    batches = _epoch(sampler)
+    assert len(batches) == 3
+    used = [t for batch in batches for t in batch.texts]
+    assert len(used) == 9 and len(set(used)) == 9
+
+
+def test_same_seed_same_batches_and_different_seeds_differ() -> None:
+    sampler = BatchSampler(ROWS, 4, use_negatives=True, hard_images=_hard())
+
+    def flat(batches: list[Batch]) -> list:
+        return [(b.images.tolist(), b.texts) for b in batches]
+
+    assert flat(_epoch(sampler, 5)) == flat(_epoch(sampler, 5))
+    assert flat(_epoch(sampler, 5)) != flat(_epoch(sampler, 6))
+    rng = np.random.default_rng(5)  # successive epochs from one generator reshuffle
+    assert flat(list(sampler.epoch(rng))) != flat(list(sampler.epoch(rng)))
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def test_batch_larger_than_the_data_is_an_error() -> None:
+    with pytest.raises(ValueError, match="16 training rows is fewer than one batch of 17"):
+        BatchSampler(ROWS, 17)
+    assert BatchSampler(ROWS, 16).steps_per_epoch == 1
+
+
+def test_batch_of_one_is_an_error() -> None:
+    with pytest.raises(ValueError, match="batch_size=1: must be at least 2"):
+        BatchSampler(ROWS, 1)
+
+
+def test_missing_negatives_is_an_error() -> None:
+    rows = [*ROWS[:-1], Row(7, "lonely")]
+    with pytest.raises(ValueError, match="some rows have no negative caption"):
+        BatchSampler(rows, 4, use_negatives=True)
+    BatchSampler(rows, 4)  # fine without negatives
+
+
+# -------------------------------------------------------------------------------------------------- rows
+
+
+def test_rows_from_annotations() -> None:
+    caps = [["a0", "a1"], ["b0"]]
+    negs = [[["na0"], []], [["nb0", "nb1"]]]
+    assert rows_from_annotations(caps) == [Row(0, "a0"), Row(0, "a1"), Row(1, "b0")]
+    assert rows_from_annotations(caps, negs) == [Row(0, "a0", ("na0",)), Row(0, "a1", ()),
+                                                 Row(1, "b0", ("nb0", "nb1"))]
+    assert rows_from_annotations(caps, negs, require_negative=True) == [Row(0, "a0", ("na0",)),
+                                                                        Row(1, "b0", ("nb0", "nb1"))]
