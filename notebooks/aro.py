@@ -24,6 +24,7 @@ benchmarks_dir = "data/benchmarks"
 models_dir = "models"
 out_dir = "reports/aro"
 params_path = "params.yaml"
+calibration_csv = "calibration/aro_world.csv"
 
 # %%
 from IPython.display import HTML, Image, Markdown, display
@@ -106,6 +107,18 @@ display(HTML(R.save(ctx, out_dir, "ARO-T4", R.t4(ctx)).to_html(index=False)))
 # %%
 display(HTML(R.save(ctx, out_dir, "lr_selection", R.lr_selection(ctx)).to_html(index=False)))
 display(Image(filename=str(R.fig(ctx, out_dir, "training_curves"))))
+
+# %% [markdown]
+# ## World calibration
+# Which world, pretraining and fine-tuning knobs make the toy show the paper's phenomena? Rows come from
+# `scripts/calibrate_world.py` (single seed, reduced splits; a screening tool), each with its overlay on
+# `params.yaml`, its wall time and the commit it ran at. The defaults in `params.yaml` were chosen from it.
+
+# %%
+display(Markdown(R.calibration_markdown(calibration_csv)))
+cal = R.calibration_table(calibration_csv)
+if cal is not None:
+    display(HTML(R.save(ctx, out_dir, "world_calibration", cal).to_html(index=False)))
 
 # %% [markdown]
 # ## Choices, deviations from the paper, and provenance

@@ -20,7 +20,7 @@ import yaml
 from vlcomp.config import load_params, merge_overlay
 
 REPO = Path(__file__).resolve().parents[1]
-COPY = ("dvc.yaml", "stages", "notebooks", "src")
+COPY = ("dvc.yaml", "stages", "notebooks", "src", "calibration")
 
 
 def prepare(workdir: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _common import parser, run
-
 from vlcomp.config import load_params
 from vlcomp.io import atomic_dir
 from vlcomp.reporting.notebook import render_report
@@ -19,6 +18,7 @@ def main() -> None:
     p.add_argument("--world", required=True)
     p.add_argument("--benchmarks", required=True)
     p.add_argument("--models", required=True)
+    p.add_argument("--calibration", default="calibration/aro_world.csv")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     notebook = Path("notebooks") / f"{args.paper}.py"
@@ -29,7 +29,8 @@ def main() -> None:
         with atomic_dir(args.out) as tmp:
             render_report(notebook, tmp, {"metrics_dir": args.metrics, "world_dir": args.world,
                                           "benchmarks_dir": args.benchmarks, "models_dir": args.models,
-                                          "out_dir": str(tmp), "params_path": args.params})
+                                          "out_dir": str(tmp), "params_path": args.params,
+                                          "calibration_csv": args.calibration})
             ledger = tmp / "tables" / "claims_ledger.csv"
             if ledger.exists():
                 tr.log_metrics(ledger_metrics(ledger))

@@ -213,6 +213,21 @@ def lr_selection(ctx: ReportContext) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def calibration_table(path: str | Path) -> pd.DataFrame | None:
+    path = Path(path)
+    if not path.exists():
+        return None
+    return pd.read_csv(path)
+
+
+def calibration_markdown(path: str | Path) -> str:
+    df = calibration_table(path)
+    if df is None or df.empty:
+        return f"No calibration results at `{path}` yet (run `python scripts/calibrate_world.py --config NAME`)."
+    return (f"{df['config'].nunique()} configurations, {len(df)} rows; total sweep time "
+            f"{df.drop_duplicates('config')['seconds'].sum() / 60:.0f} CPU-minutes.")
+
+
 def provenance_table(ctx: ReportContext) -> pd.DataFrame:
     return provenance(ctx.long)
 

@@ -9,8 +9,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .aro import DATASET_LABEL, IMAGE_STRATEGY_LABELS, PAPER_ONLY, TEXT_STRATEGY_LABELS, radar_axes, radar_paper_value, \
-    radar_value  # noqa: E402
+from .aro import (
+    DATASET_LABEL,
+    IMAGE_STRATEGY_LABELS,
+    PAPER_ONLY,
+    TEXT_STRATEGY_LABELS,
+    radar_axes,
+    radar_paper_value,
+    radar_value,  # noqa: E402
+)
 from .collect import METHOD_LABEL, METHOD_ORDER, value  # noqa: E402
 from .paper_values import lookup  # noqa: E402
 
