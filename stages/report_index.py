@@ -6,7 +6,6 @@ import html
 from pathlib import Path
 
 from _common import parser, run
-
 from vlcomp.io import atomic_path
 
 
