@@ -34,7 +34,7 @@ def test_smoke_pipeline(tmp_path):
         assert (report / "figures" / f"{name}.png").stat().st_size > 0
         assert (report / "figures" / f"{name}.pdf").stat().st_size > 0
 
-    models = sorted(p.name for p in (work / "metrics").iterdir())
+    models = sorted(p.name for p in (work / "metrics").iterdir() if p.is_dir())
     assert models == ["clip", "clip_ft-s0", "negclip-s0", "negclip-s1"]
     metrics = json.loads((work / "metrics" / "negclip-s0" / "metrics.json").read_text())
     assert 0 <= metrics["aro/vg_relation/macro_acc"] <= 1
