@@ -6,8 +6,9 @@ Usage:
   python scripts/calibrate_world.py --config NAME [--config NAME ...] [--out calibration/aro_world.csv]
   python scripts/calibrate_world.py --list
 
-Each configuration is an overlay on params.yaml (see CONFIGS). Single seed, reduced splits: a screening tool,
-not the reported result. Rows record the git commit, the overlay and the wall time.
+Each configuration is an overlay on params.yaml (see CONFIGS), at the reduced sizes of SIZES; fine-tuning uses
+the first LR of `finetune.lr_grid` (no selection). Single seed: a screening tool, not the reported result.
+Rows record the git commit, the overlay and the wall time.
 """
 
 from __future__ import annotations
@@ -52,11 +53,11 @@ SIZES = {"world": {"splits": {"web": {"n_images": 20000}, "coco_train": {"n_imag
 
 CONFIGS: dict[str, dict] = {
     "default": {},
-    "ft-lr1e-3-3ep": {"finetune": {"epochs": 3}, "_lr": 1e-3},
+    "ft-1ep": {"finetune": {"epochs": 1}},
     "bind0.5": {"world": {"captions": {"web_bind_prob": 0.5}}},
     "bind0.5-rel0.2": {"world": {"captions": {"web_bind_prob": 0.5, "web_relation_prob": 0.2}}},
     "vit-p8": {"model": {"arch": "toy-vit-p8"}},
-    "ft-3ep": {"finetune": {"epochs": 3}},
+    "2obj": {"world": {"max_objects": 2}},
 }
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",
@@ -65,7 +66,6 @@ KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_o
 
 def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     t0 = time.time()
-    lr = overlay.get("_lr")
     params = merge_overlay(merge_overlay(load_params(REPO / "params.yaml"), SIZES), overlay)
     seed = section(params, "base.seed")
     wcfg, ccfg, specs = world_configs(params)
@@ -96,7 +96,7 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     models = {"clip": base}
     for method in ("clip_ft", "negclip"):
         m, _ = finetune_one(with_weights(spec, workdir / "base.pt"), data, method_config(params, method),
-                            fcfg.train_config(lr or fcfg.lr_grid[0], fcfg.epochs), 0, f"calib/{method}")
+                            fcfg.train_config(fcfg.lr_grid[0], fcfg.epochs), 0, f"calib/{method}")
         models[method] = m
     rows = []
     for mname, model in models.items():
