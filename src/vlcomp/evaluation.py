@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -44,7 +43,3 @@ def aggregate_items(items: dict[str, pd.DataFrame], settings: dict) -> dict[str,
             continue
     return metrics
 
-
-def load_metrics(metrics_dir: str | Path) -> dict:
-    with open(Path(metrics_dir) / "metrics.json") as f:
-        return json.load(f)
