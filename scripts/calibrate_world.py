@@ -54,6 +54,7 @@ SIZES = {"world": {"splits": {"web": {"n_images": 20000}, "coco_train": {"n_imag
 CONFIGS: dict[str, dict] = {
     "default": {},
     "ft-1ep": {"finetune": {"epochs": 1}},
+    "ft-6ep": {"finetune": {"epochs": 6}},
     "bind0.5": {"world": {"captions": {"web_bind_prob": 0.5}}},
     "bind0.5-rel0.2": {"world": {"captions": {"web_bind_prob": 0.5, "web_relation_prob": 0.2}}},
     "vit-p8": {"model": {"arch": "toy-vit-p8"}},
