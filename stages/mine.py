@@ -9,7 +9,9 @@ from vlcomp.config import build, load_params, section
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.mining import GENERATORS
 from vlcomp.models.factory import create_model
+from vlcomp.text.nlp import load_spacy
 from vlcomp.tracking import stage_run
+from vlcomp.train.finetune import with_weights
 from vlcomp.train.recipes import model_spec
 
 
@@ -24,11 +26,7 @@ def main() -> None:
     cfg_cls, generate = GENERATORS.get(args.generator)
     cfg = build(cfg_cls, section(params, f"mine.{args.generator}"), f"mine.{args.generator}")
     seed = section(params, "base.seed")
-    spec = model_spec(params)
-    from vlcomp.models.factory import ModelSpec
-    from vlcomp.text.nlp import load_spacy
-
-    model = create_model(ModelSpec(spec.arch, str(Path(args.base) / "model.pt"), spec.tokenizer, spec.context_length))
+    model = create_model(with_weights(model_spec(params), Path(args.base) / "model.pt"))
     nlp = load_spacy(section(params, "nlp.spacy_model"))
     used = {f"mine.{args.generator}": section(params, f"mine.{args.generator}"), "base.seed": seed,
             "nlp.spacy_model": section(params, "nlp.spacy_model")}

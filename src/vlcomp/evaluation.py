@@ -37,9 +37,7 @@ def aggregate_items(items: dict[str, pd.DataFrame], settings: dict) -> dict[str,
     ``settings`` is the benchmark build's ``settings.json`` (e.g. the VG-A minimum pair count)."""
     metrics: dict[str, float] = {}
     for name in BENCHMARKS.names():
-        try:
-            metrics.update(BENCHMARKS.get(name).aggregate(items, settings))
-        except KeyError:  # that benchmark's tables were not saved (a partial evaluation)
-            continue
+        bench = BENCHMARKS.get(name)
+        if all(t in items for t in bench.tables):  # a partial evaluation saves only some benchmarks' tables
+            metrics.update(bench.aggregate(items, settings))
     return metrics
-

@@ -78,6 +78,7 @@ class Benchmark:
     stands_for: str
     score: Callable[[EvalContext], dict[str, pd.DataFrame]]
     aggregate: Callable[[dict[str, pd.DataFrame], dict], dict[str, float]]  # (items, benchmark settings)
+    tables: tuple[str, ...]  # names of the per-item tables ``score`` returns and ``aggregate`` reads
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
@@ -259,15 +260,17 @@ def aggregate_zeroshot(items: dict[str, pd.DataFrame], settings: dict) -> dict[s
 
 
 BENCHMARKS.add("vg_relation", Benchmark("vg_relation", "ARO VG-Relation (GQA/VG scene graphs)",
-                                        score_vg_relation, aggregate_vg_relation))
+                                        score_vg_relation, aggregate_vg_relation, ("vg_relation",)))
 BENCHMARKS.add("vg_attribution", Benchmark("vg_attribution", "ARO VG-Attribution", score_vg_attribution,
-                                           aggregate_vg_attribution))
+                                           aggregate_vg_attribution, ("vg_attribution",)))
 for _short, _name, _what in (("coco", "coco", "COCO"), ("flickr", "flickr30k", "Flickr30k")):
     BENCHMARKS.add(f"{_name}_order", Benchmark(f"{_name}_order", f"ARO {_what}-Order (Karpathy test)",
                                                lambda ctx, s=_short: _score_order(ctx, s),
-                                               lambda items, settings, s=_short: _aggregate_order(items, settings, s)))
+                                               lambda items, settings, s=_short: _aggregate_order(items, settings, s),
+                                               (f"{_short}_order",)))
     BENCHMARKS.add(f"{_name}_retrieval", Benchmark(f"{_name}_retrieval", f"{_what} Karpathy test retrieval",
                                                    lambda ctx, s=_short: _score_retrieval(ctx, s),
-                                                   lambda items, settings, s=_short: _aggregate_retrieval(items, settings, s)))
+                                                   lambda items, settings, s=_short: _aggregate_retrieval(items, settings, s),
+                                                   (f"{_short}_retrieval_i2t", f"{_short}_retrieval_t2i")))
 BENCHMARKS.add("zeroshot", Benchmark("zeroshot", "CIFAR10 / CIFAR100 / ImageNet zero-shot", score_zeroshot,
-                                     aggregate_zeroshot))
+                                     aggregate_zeroshot, ("zeroshot",)))
