@@ -27,6 +27,8 @@ params_path = "params.yaml"
 calibration_csv = "calibration/aro_world.csv"
 
 # %%
+from pathlib import Path
+
 from IPython.display import HTML, Image, Markdown, display
 
 from vlcomp.reporting import aro_report as R
@@ -119,6 +121,25 @@ display(Markdown(R.calibration_markdown(calibration_csv)))
 cal = R.calibration_table(calibration_csv)
 if cal is not None:
     display(HTML(R.save(ctx, out_dir, "world_calibration", cal).to_html(index=False)))
+
+# %% [markdown]
+# ### Plasticity probe: why NegCLIP does not fix binding here
+# In the default world, NegCLIP's VG-A stays at chance although its mined negatives include colour swaps.
+# `scripts/probe_plasticity.py` isolates the cause: it fine-tunes from different starting points with *clean*
+# hard negatives (one per caption: 50% subject/object swaps, 50% colour swaps) on the COCO-twin scenes, and scores
+# the true caption against its colour swap (`col_rel`) and its subject/object swap (`rel_any`, `rel_lr` for
+# left/right/above/below) on `coco_test`. `pretrain:N` starts are N steps (batch 256) of web pretraining from
+# random init; `base-fresh-image` is the pipeline's base with its image tower re-initialised (text tower kept).
+# Single seed per start, one CPU thread each.
+
+# %%
+plasticity_csv = str(Path(calibration_csv).parent / "plasticity.csv")
+plast = R.plasticity_table(plasticity_csv)
+if plast is None:
+    display(Markdown(f"No plasticity-probe results at `{plasticity_csv}` (run `python scripts/probe_plasticity.py`)."))
+else:
+    display(HTML(R.save(ctx, out_dir, "plasticity_probe", plast).to_html(index=False)))
+    display(Image(filename=str(R.plasticity_figure(plasticity_csv, out_dir))))
 
 # %% [markdown]
 # ## Choices, deviations from the paper, and provenance

@@ -59,6 +59,10 @@ CONFIGS: dict[str, dict] = {
     "bind0.5-rel0.2": {"world": {"captions": {"web_bind_prob": 0.5, "web_relation_prob": 0.2}}},
     "vit-p8": {"model": {"arch": "toy-vit-p8"}},
     "2obj": {"world": {"max_objects": 2}},
+    # session 2: the pretrained image tower loses plasticity with pretraining length (see the report)
+    "pre1ep": {"pretrain": {"epochs": 1}},
+    "pre1ep-ft6ep": {"pretrain": {"epochs": 1}, "finetune": {"epochs": 6}},
+    "pre0.5ep": {"pretrain": {"epochs": 0.5}},
 }
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",

@@ -206,3 +206,11 @@ def test_empty_json_names_the_file(tmp_path: Path) -> None:
 def test_missing_file_is_named(tmp_path: Path, reader) -> None:
     with pytest.raises(FileNotFoundError, match=r"nope\.x: file not found"):
         reader(tmp_path / "nope.x")
+
+
+def test_write_json_writes_non_finite_floats_as_null(tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
+    write_json(out, {"a": float("nan"), "b": [1.0, float("inf")], "c": {"d": -float("inf")}, "e": 0.5})
+    text = out.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"a": None, "b": [1.0, None], "c": {"d": None}, "e": 0.5}

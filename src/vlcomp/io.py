@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -29,9 +30,21 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def _strict(obj: Any) -> Any:
+    """Non-finite floats become ``null``: JSON has no NaN, and DVC / jq / browsers reject the bare token."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _strict(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_strict(v) for v in obj]
+    return obj
+
+
 def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Strict JSON (non-finite floats written as ``null``), written atomically."""
     with atomic_path(path) as tmp, open(tmp, "w") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
+        json.dump(_strict(obj), f, indent=2, sort_keys=True, allow_nan=False)
         f.write("\n")
 
 

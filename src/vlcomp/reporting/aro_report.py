@@ -228,6 +228,46 @@ def calibration_markdown(path: str | Path) -> str:
             f"{df.drop_duplicates('config')['seconds'].sum() / 60:.0f} CPU-minutes.")
 
 
+PLASTICITY_METRICS = ("col_rel", "rel_any", "rel_lr")
+
+
+def plasticity_table(path: str | Path) -> pd.DataFrame | None:
+    """Last evaluation of each plasticity-probe run (``scripts/probe_plasticity.py``), one row per run."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    keys = ["start", "pretrain_samples", "arch", "lr", "seed"]
+    first = df.sort_values("step").groupby(keys, sort=False).first().reset_index()
+    last = df.sort_values("step").groupby(keys, sort=False).last().reset_index()
+    out = last[keys + ["step", "samples", *PLASTICITY_METRICS, "train_hn_acc", "seconds"]].copy()
+    for m in PLASTICITY_METRICS:
+        out.insert(out.columns.get_loc(m), f"{m} at step 0", first[m].to_numpy())
+    return out.rename(columns={"step": "fine-tune steps", "samples": "fine-tune samples"})
+
+
+def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+    for (start, seed), g in df.groupby(["start", "seed"], sort=True):
+        g = g.sort_values("step")
+        axes[0].plot(g["samples"], g["col_rel"], marker="o", label=f"{start} (seed {seed})")
+        axes[1].plot(g["samples"], g["rel_any"], marker="o", label=f"{start} (seed {seed})")
+    for ax, title in zip(axes, ("colour binding: true vs colour swap", "relation: true vs subject/object swap"),
+                         strict=True):
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_title(title)
+        ax.set_xlabel("fine-tuning samples (clean hard negatives)")
+        ax.set_ylabel("accuracy on coco_test scenes")
+        ax.set_ylim(0.4, 1.0)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, out_dir, "plasticity_probe")
+
+
 def provenance_table(ctx: ReportContext) -> pd.DataFrame:
     return provenance(ctx.long)
 

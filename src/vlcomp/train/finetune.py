@@ -97,7 +97,3 @@ def with_weights(spec: ModelSpec, path: str | Path) -> ModelSpec:
     return replace(spec, weights=str(path))
 
 
-def images_seen(tcfg: TrainConfig, data: FinetuneData) -> int:
-    return int(round(tcfg.epochs * (len(data.rows) // tcfg.batch_size))) * tcfg.batch_size
-
-

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ..models.encode import clip_forward
 from ..models.factory import to_tensor
 from .data import BatchSampler
 
@@ -108,7 +109,7 @@ def train(
             for g in opt.param_groups:
                 g["lr"] = lr
             x = to_tensor(images[batch.images], size)
-            out = model(x, cache(batch.texts))
+            out = clip_forward(model, x, cache(batch.texts))
             terms = loss_fn(**out)
             loss = sum(v for k, v in terms.items() if k.endswith("_loss"))
             if not torch.isfinite(loss):
