@@ -25,6 +25,7 @@ models_dir = "models"
 out_dir = "reports/aro"
 params_path = "params.yaml"
 calibration_csv = "calibration/aro_world.csv"
+mined_dir = "data/mined/negclip"
 
 # %%
 from pathlib import Path
@@ -140,6 +141,15 @@ if plast is None:
 else:
     display(HTML(R.save(ctx, out_dir, "plasticity_probe", plast).to_html(index=False)))
     display(Image(filename=str(R.plasticity_figure(plasticity_csv, out_dir))))
+
+# %% [markdown]
+# ### What the mined negatives ask for
+# Each NegCLIP negative of the COCO twin, classified by the words the gist's swap moved (see
+# `vlcomp.reporting.negatives`): only colours (attribute binding, the VG-A skill), only shape nouns (subject/object
+# roles, the VG-R skill), other attribute words, or anything else.
+
+# %%
+display(HTML(R.save(ctx, out_dir, "negative_composition", R.negative_composition(ctx, world_dir, mined_dir)).to_html(index=False)))
 
 # %% [markdown]
 # ## Choices, deviations from the paper, and provenance

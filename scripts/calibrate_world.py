@@ -63,6 +63,11 @@ CONFIGS: dict[str, dict] = {
     "pre1ep": {"pretrain": {"epochs": 1}},
     "pre1ep-ft6ep": {"pretrain": {"epochs": 1}, "finetune": {"epochs": 6}},
     "pre0.5ep": {"pretrain": {"epochs": 0.5}},
+    # fewer stacked adjectives, so the gist's ADJ swaps land on colours more often
+    "pre1ep-coloradj": {"pretrain": {"epochs": 1},
+                        "world": {"captions": {"size_prob": 0.15, "material_prob": 0.15}}},
+    "pre1ep-coloradj-ft6ep": {"pretrain": {"epochs": 1}, "finetune": {"epochs": 6},
+                              "world": {"captions": {"size_prob": 0.15, "material_prob": 0.15}}},
 }
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",

@@ -19,6 +19,7 @@ def main() -> None:
     p.add_argument("--benchmarks", required=True)
     p.add_argument("--models", required=True)
     p.add_argument("--calibration", default="calibration/aro_world.csv")
+    p.add_argument("--mined", default="data/mined/negclip", help="the NegCLIP mining output (negative composition)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     notebook = Path("notebooks") / f"{args.paper}.py"
@@ -30,7 +31,7 @@ def main() -> None:
             render_report(notebook, tmp, {"metrics_dir": args.metrics, "world_dir": args.world,
                                           "benchmarks_dir": args.benchmarks, "models_dir": args.models,
                                           "out_dir": str(tmp), "params_path": args.params,
-                                          "calibration_csv": args.calibration})
+                                          "calibration_csv": args.calibration, "mined_dir": args.mined})
             ledger = tmp / "tables" / "claims_ledger.csv"
             if ledger.exists():
                 tr.log_metrics(ledger_metrics(ledger))

@@ -24,12 +24,23 @@ def _stages() -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def _imported_package_files(script: str) -> set[str]:
+def _notebook_imports(deps: list[str]) -> str:
+    """The import lines of the report notebooks a stage runs (papermill executes them in a kernel)."""
+    lines = []
+    for d in deps:
+        if d.startswith("notebooks/"):
+            for nb in sorted((REPO / "notebooks").glob(Path(d).name.replace("${item}", "*"))):
+                lines += [ln for ln in nb.read_text().splitlines() if ln.startswith(("import ", "from "))]
+    return "\n".join(lines) + "\n"
+
+
+def _imported_package_files(script: str, extra: str = "") -> set[str]:
     code = (
         "import importlib.util, json, sys\n"
         f"sys.path.insert(0, {str(REPO / 'stages')!r})\n"
         f"spec = importlib.util.spec_from_file_location('stage_under_test', {str(REPO / script)!r})\n"
         "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)\n"
+        + extra +
         "files = [m.__file__ for n, m in list(sys.modules.items()) if (n == 'vlcomp' or n.startswith('vlcomp.') or n == '_common') and getattr(m, '__file__', None)]\n"
         "print(json.dumps(files))\n"
     )
@@ -41,7 +52,7 @@ def _imported_package_files(script: str) -> set[str]:
 def test_stage_declares_every_imported_module(stage: str, script: str, deps: list[str]) -> None:
     assert script in deps, f"dvc.yaml stage {stage}: its own script {script} is not a dependency"
     missing = []
-    for f in sorted(_imported_package_files(script)):
+    for f in sorted(_imported_package_files(script, _notebook_imports(deps))):
         if f == "src/vlcomp/__init__.py":
             continue  # the empty package marker
         if not any(f == d or f.startswith(d.rstrip("/") + "/") for d in deps):

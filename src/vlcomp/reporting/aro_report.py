@@ -14,9 +14,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
+from ..io import read_json  # noqa: E402
+from ..world import Split  # noqa: E402
 from . import aro, figures  # noqa: E402
 from .collect import METHOD_LABEL, collect, provenance, summary  # noqa: E402
 from .ledger import aro_claims, ledger_table  # noqa: E402
+from .negatives import negative_composition as composition  # noqa: E402
 from .paper_values import load_paper_values  # noqa: E402
 from .render import save_figure, save_table  # noqa: E402
 
@@ -226,6 +229,16 @@ def calibration_markdown(path: str | Path) -> str:
         return f"No calibration results at `{path}` yet (run `python scripts/calibrate_world.py --config NAME`)."
     return (f"{df['config'].nunique()} configurations, {len(df)} rows; total sweep time "
             f"{df.drop_duplicates('config')['seconds'].sum() / 60:.0f} CPU-minutes.")
+
+
+def negative_composition(ctx: ReportContext, world_dir: str | Path, mined_dir: str | Path) -> pd.DataFrame:
+    """Kinds of the mined NegCLIP negatives over the mined split (``mine.negclip.split``; ``reporting.negatives``)."""
+    split = ctx.params["mine"]["negclip"]["split"]
+    negatives = read_json(Path(mined_dir) / "negatives.json")
+    captions = Split(world_dir, split).captions()
+    if len(negatives) != len(captions):
+        raise ValueError(f"{Path(mined_dir) / 'negatives.json'}: {len(negatives)} images, but split {split!r} has {len(captions)}")
+    return composition(captions, negatives)
 
 
 PLASTICITY_METRICS = ("col_rel", "rel_any", "rel_lr")
