@@ -23,15 +23,17 @@ Usage: python scripts/probe_plasticity.py --start base --steps 600 [--world data
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from vlcomp.benchmarks.suite import BENCHMARKS, EvalContext
+from vlcomp.io import atomic_path, read_json
 from vlcomp.models.encode import clip_forward, encode_images, encode_texts
 from vlcomp.models.factory import ModelSpec, create_model, to_tensor
 from vlcomp.seeding import derive_seed, np_rng
@@ -79,6 +81,16 @@ def evaluate(model, tok, images, cases) -> dict[str, float]:
         ft, ff = encode_texts(model, tok, [r[1] for r in rows]), encode_texts(model, tok, [r[2] for r in rows])
         out[name] = round(float(((fi[idx] * ft).sum(1) > (fi[idx] * ff).sum(1)).float().mean()), 4)
     return out
+
+
+def vga_scores(model, tok, bench: Path, world: Path, seed: int) -> dict[str, float]:
+    """The pipeline's VG-Attribution twin (macro accuracy, and accuracy on its colour cases)."""
+    model.eval()
+    b = BENCHMARKS.get("vg_attribution")
+    items = b.score(EvalContext(model, tok, bench, world, seed))
+    macro = b.aggregate(items, read_json(bench / "settings.json"))["aro/vg_attribution/macro_acc"]
+    df = items["vg_attribution"]
+    return {"vga_macro": round(float(macro), 4), "vga_colour": round(float(df.loc[df["kind"] == "colour", "correct"].mean()), 4)}
 
 
 def start_model(start: str, arch: str, base: Path, seed: int, world: Path, tok) -> tuple[torch.nn.Module, int]:
@@ -144,6 +156,10 @@ def main() -> None:
     p.add_argument("--world", default=str(REPO / "data" / "world"))
     p.add_argument("--base", default=str(REPO / "models" / "base"))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--colour-share", type=float, default=0.5,
+                   help="share of hard negatives that are colour swaps (the rest: subject/object swaps)")
+    p.add_argument("--benchmarks", default=str(REPO / "data" / "benchmarks"),
+                   help="the pipeline's benchmarks folder: VG-Attribution is scored at the last step ('' to skip)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default=str(REPO / "calibration" / "plasticity.csv"))
     args = p.parse_args()
@@ -162,7 +178,9 @@ def main() -> None:
         model.eval()
         res = evaluate(model, tok, test_split.images, cases)
         model.train()
-        rows.append({"start": args.start, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
+        if step == args.steps and args.benchmarks:
+            res.update(vga_scores(model, tok, Path(args.benchmarks), world, args.seed))
+        rows.append({"start": args.start, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
                      "seed": args.seed, "step": step, "samples": step * args.batch_size, **res,
                      "train_hn_acc": round(float(np.mean(hn_window)), 4) if hn_window else float("nan"),
                      "seconds": round(time.time() - t0, 1), "git_commit": git_commit(REPO)})
@@ -178,9 +196,10 @@ def main() -> None:
         batch = [train_facts[k] for k in np.sort(rng.choice(len(train_facts), B, replace=False))]
         caps, negs = [], []
         for _, a, r, b in batch:
-            options = [caption(b, r, a)] + ([f"a {b.colour} {a.shape} {r} a {a.colour} {b.shape}"] if a.colour != b.colour else [])
+            colour_neg = f"a {b.colour} {a.shape} {r} a {a.colour} {b.shape}"
+            use_colour = a.colour != b.colour and rng.random() < args.colour_share
             caps.append(caption(a, r, b))
-            negs.append(options[rng.integers(len(options))])
+            negs.append(colour_neg if use_colour else caption(b, r, a))
         out = clip_forward(model, to_tensor(images[[b[0] for b in batch]], 48), tok(caps + negs))
         logits = out["logit_scale"] * out["image_features"] @ out["text_features"].T  # [B, 2B]
         y = torch.arange(B)
@@ -195,12 +214,14 @@ def main() -> None:
             record(step + 1)
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    new = not out_path.exists()
-    with open(out_path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    df = pd.DataFrame(rows)
+    if out_path.exists():
+        old = pd.read_csv(out_path)
+        if "colour_share" not in old:
+            old.insert(1, "colour_share", 0.5)  # rows before the option: one of (colour swap, NP swap) uniformly
+        df = pd.concat([old, df], ignore_index=True)
+    with atomic_path(out_path) as tmp:
+        df.to_csv(tmp, index=False)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from vlcomp.reporting.aro_report import plasticity_figure, plasticity_table
 
@@ -38,3 +39,17 @@ def test_plasticity_absent_file_is_none(tmp_path: Path) -> None:
 def test_plasticity_figure_written(tmp_path: Path) -> None:
     out = plasticity_figure(_csv(tmp_path), str(tmp_path))
     assert out.exists() and out.suffix == ".png" and out.with_suffix(".pdf").exists()
+
+
+def test_plasticity_table_keeps_colour_share_runs_apart_and_shows_vga(tmp_path: Path) -> None:
+    base = {"start": "scratch", "pretrain_samples": 0, "arch": "toy-rn16", "lr": 1e-3, "seed": 0, "rel_any": 0.5,
+            "rel_lr": 0.5, "train_hn_acc": 0.6, "seconds": 1.0, "git_commit": "abc"}
+    rows = [{**base, "colour_share": share, "step": step, "samples": step * 128, "col_rel": v,
+             **({"vga_macro": vga, "vga_colour": vga + 0.1} if step == 100 else {})}
+            for share, vga in ((0.5, 0.6), (0.1, 0.52)) for step, v in ((0, 0.5), (100, 0.5 + share))]
+    path = tmp_path / "p.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    t = plasticity_table(path).set_index("colour_share")
+    assert len(t) == 2
+    assert t.loc[0.5, "col_rel"] == 1.0 and t.loc[0.1, "col_rel"] == 0.6
+    assert t.loc[0.5, "vga_macro"] == 0.6 and t.loc[0.1, "vga_colour"] == pytest.approx(0.62)

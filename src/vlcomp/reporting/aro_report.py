@@ -250,10 +250,13 @@ def plasticity_table(path: str | Path) -> pd.DataFrame | None:
     if not path.exists():
         return None
     df = pd.read_csv(path)
-    keys = ["start", "pretrain_samples", "arch", "lr", "seed"]
+    if "colour_share" not in df:
+        df.insert(1, "colour_share", 0.5)
+    keys = ["start", "colour_share", "pretrain_samples", "arch", "lr", "seed"]
     first = df.sort_values("step").groupby(keys, sort=False).first().reset_index()
     last = df.sort_values("step").groupby(keys, sort=False).last().reset_index()
-    out = last[keys + ["step", "samples", *PLASTICITY_METRICS, "train_hn_acc", "seconds"]].copy()
+    extra = [c for c in ("vga_macro", "vga_colour") if c in last]
+    out = last[keys + ["step", "samples", *PLASTICITY_METRICS, *extra, "train_hn_acc", "seconds"]].copy()
     for m in PLASTICITY_METRICS:
         out.insert(out.columns.get_loc(m), f"{m} at step 0", first[m].to_numpy())
     return out.rename(columns={"step": "fine-tune steps", "samples": "fine-tune samples"})
@@ -265,10 +268,13 @@ def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
         return None
     df = pd.read_csv(path)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
-    for (start, seed), g in df.groupby(["start", "seed"], sort=True):
+    if "colour_share" not in df:
+        df["colour_share"] = 0.5
+    for (start, share, seed), g in df.groupby(["start", "colour_share", "seed"], sort=True):
         g = g.sort_values("step")
-        axes[0].plot(g["samples"], g["col_rel"], marker="o", label=f"{start} (seed {seed})")
-        axes[1].plot(g["samples"], g["rel_any"], marker="o", label=f"{start} (seed {seed})")
+        label = f"{start}, {share:.0%} colour swaps (seed {seed})"
+        axes[0].plot(g["samples"], g["col_rel"], marker="o", label=label)
+        axes[1].plot(g["samples"], g["rel_any"], marker="o", label=label)
     for ax, title in zip(axes, ("colour binding: true vs colour swap", "relation: true vs subject/object swap"),
                          strict=True):
         ax.axhline(0.5, color="grey", lw=0.8, ls="--")
