@@ -1,11 +1,14 @@
 """Plasticity probe: can hard-negative fine-tuning still teach attribute binding to a pretrained toy CLIP?
 
 Why this exists: in the default world, NegCLIP fine-tuning from the web-pretrained base leaves VG-Attribution
-at chance (0.50), even though its mined negatives include colour swaps. This probe isolates the cause with
+near chance (0.52), even though its mined negatives include colour swaps. This probe isolates the cause with
 clean hard negatives on the COCO-twin scenes (50% subject/object swaps "a c2 s2 REL a c1 s1", 50% colour
 swaps "a c2 s1 REL a c1 s2", one per caption, B images x 2B texts, NegCLIP's loss without hard images) and
-measures, on coco_test scenes, the true caption against its colour swap (``col_rel``) and against its
-subject/object swap (``rel_any``; ``rel_lr`` restricted to left/right/above/below).
+measures, on coco_test scenes, the true caption against its colour swap (``col_rel``; ``col_and``: the same
+swap in VG-A's template "the c1 s1 and the c2 s2", on the whole image) and against its subject/object swap
+(``rel_any``; ``rel_lr`` restricted to left/right/above/below). At the last step it also scores the pipeline's
+VG-Attribution twin (``vga_macro``, and ``vga_colour`` on its colour cases), which adds the union-box crop.
+``--colour-share`` sets the share of colour swaps among the hard negatives (the rest are subject/object swaps).
 
 Starting points (``--start``):
   scratch          random init;
@@ -67,6 +70,9 @@ def tests(split: Split) -> dict[str, list[tuple[int, str, str]]]:
     return {
         "col_rel": [(i, caption(a, r, b), f"a {b.colour} {a.shape} {r} a {a.colour} {b.shape}")
                     for i, a, r, b in f if a.colour != b.colour],
+        # the VG-A template ("the c1 s1 and the c2 s2") on the whole image: template transfer without the crop
+        "col_and": [(i, f"the {a.colour} {a.shape} and the {b.colour} {b.shape}",
+                     f"the {b.colour} {a.shape} and the {a.colour} {b.shape}") for i, a, r, b in f if a.colour != b.colour],
         "rel_any": [(i, caption(a, r, b, False), caption(b, r, a, False)) for i, a, r, b in f],
         "rel_lr": [(i, caption(a, r, b, False), caption(b, r, a, False)) for i, a, r, b in f if r in SPATIAL],
     }
