@@ -125,13 +125,15 @@ if cal is not None:
 
 # %% [markdown]
 # ### Plasticity probe: why NegCLIP does not fix binding here
-# In the default world, NegCLIP's VG-A stays at chance although its mined negatives include colour swaps.
-# `scripts/probe_plasticity.py` isolates the cause: it fine-tunes from different starting points with *clean*
-# hard negatives (one per caption: 50% subject/object swaps, 50% colour swaps) on the COCO-twin scenes, and scores
-# the true caption against its colour swap (`col_rel`) and its subject/object swap (`rel_any`, `rel_lr` for
-# left/right/above/below) on `coco_test`. `pretrain:N` starts are N steps (batch 256) of web pretraining from
-# random init; `base-fresh-image` is the pipeline's base with its image tower re-initialised (text tower kept).
-# Single seed per start, one CPU thread each.
+# In the default world, NegCLIP's VG-A stays near chance although its mined negatives include colour swaps.
+# `scripts/probe_plasticity.py` isolates the causes: it fine-tunes from different starting points with *clean*
+# hard negatives (one per caption; `colour_share` of them colour swaps, the rest subject/object swaps) on the
+# COCO-twin scenes, and scores on `coco_test` the true caption against its colour swap in the training template
+# (`col_rel`) and in VG-A's template "the c1 s1 and the c2 s2" on the whole image (`col_and`), and against its
+# subject/object swap (`rel_any`; `rel_lr` for left/right/above/below). At the last step it scores the pipeline's
+# VG-A twin (`vga_macro`, `vga_colour`: union-box crops, VG-A template). `pretrain:N` starts are N steps (batch
+# 256) of web pretraining from random init; `base-fresh-image` is the pipeline's base with its image tower
+# re-initialised (text tower kept). Single seed per start, one CPU thread each; empty cells were not measured.
 
 # %%
 plasticity_csv = str(Path(calibration_csv).parent / "plasticity.csv")
