@@ -68,6 +68,9 @@ CONFIGS: dict[str, dict] = {
                         "world": {"captions": {"size_prob": 0.15, "material_prob": 0.15}}},
     "pre1ep-coloradj-ft6ep": {"pretrain": {"epochs": 1}, "finetune": {"epochs": 6},
                               "world": {"captions": {"size_prob": 0.15, "material_prob": 0.15}}},
+    # COCO/Flickr twins that also name two objects joined by "and" (real COCO captions do; VG-A's template does)
+    "and0.2": {"world": {"captions": {"and_prob": 0.2}}},
+    "and0.2-pre1ep": {"pretrain": {"epochs": 1}, "world": {"captions": {"and_prob": 0.2}}},
 }
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",

@@ -187,3 +187,32 @@ def test_same_rng_state_gives_same_captions() -> None:
         a = [captions_for(np.random.default_rng(9), sc, CaptionConfig(), style) for sc in SCENES[:10]]
         b = [captions_for(np.random.default_rng(9), sc, CaptionConfig(), style) for sc in SCENES[:10]]
         assert a == b
+
+
+@pytest.mark.parametrize("style", ["coco", "flickr"])
+def test_conjunction_captions_bind_each_colour_to_its_own_shape(style: str) -> None:
+    cfg = CaptionConfig(and_prob=1.0, colour_prob=1.0, size_prob=0.0, material_prob=0.0, state_prob=0.0)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for sc in SCENES:
+        if len(sc.objects) < 2:
+            continue
+        colour_of = {o.shape: {p.colour for p in sc.objects if p.shape == o.shape} for o in sc.objects}
+        for cap in captions_for(rng, sc, cfg, style):
+            words = _words(cap)
+            assert "and" in words, cap
+            pairs = [(words[k - 1], w) for k, w in enumerate(words) if w in SHAPES]
+            assert len(pairs) == 2, cap
+            for colour, shape in pairs:
+                assert colour in colour_of[shape], (cap, colour_of)
+            checked += 1
+    assert checked > 100
+
+
+def test_and_prob_zero_leaves_captions_unchanged() -> None:
+    """The knob draws from the generator only when it is on, so worlds made before it exist stay identical."""
+    for style in ("coco", "flickr"):
+        a = [captions_for(np.random.default_rng(3), sc, CaptionConfig(), style) for sc in SCENES[:30]]
+        b = [captions_for(np.random.default_rng(3), sc, CaptionConfig(and_prob=0.0), style) for sc in SCENES[:30]]
+        assert a == b
+        assert not any(" and " in c for caps in a for c in caps)

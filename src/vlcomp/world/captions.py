@@ -3,7 +3,8 @@
 - ``web``: one alt-text-like caption per image, standing for web pretraining text. It names concepts and
   binds them to objects only with probability ``bind_prob``; it states a relation only with ``relation_prob``.
   These two knobs are the world's handle on the ARO hypothesis (pretraining text rarely needs binding/order).
-- ``coco``: 5 detailed captions per image, each stating one relation fact with attribute-rich noun phrases.
+- ``coco``: 5 detailed captions per image, each stating one relation fact with attribute-rich noun phrases, or
+  (with probability ``and_prob``) naming two objects joined by "and", as real COCO captions often do.
 - ``flickr``: 5 detailed captions in a second style (sentence case, verbs like "sits", final period).
 """
 
@@ -28,11 +29,12 @@ class CaptionConfig:
     material_prob: float = 0.3
     state_prob: float = 0.6
     synonym_prob: float = 0.2
+    and_prob: float = 0.0
     captions_per_image: int = 5
 
     def __post_init__(self) -> None:
         for name in ("web_bind_prob", "web_relation_prob", "colour_prob", "size_prob", "material_prob",
-                     "state_prob", "synonym_prob"):
+                     "state_prob", "synonym_prob", "and_prob"):
             v = getattr(self, name)
             if not 0 <= v <= 1:
                 raise ValueError(f"world.captions.{name}={v}: must be a probability in [0, 1]")
@@ -122,8 +124,24 @@ FLICKR_TEMPLATES = (
 )
 
 
+COCO_AND_TEMPLATES = ("{a} {A} and {b} {B}", "the {A} and the {B}")
+FLICKR_AND_TEMPLATES = ("{Cap_a} {A} and {b} {B}.",)
+
+
+def conjunction_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig, style: str) -> str:
+    """Two distinct objects of the scene, each with its own attributes, joined by "and" (no relation stated)."""
+    i, j = rng.choice(len(scene.objects), size=2, replace=False)
+    na, nb = noun_phrase(rng, scene.objects[i], cfg), noun_phrase(rng, scene.objects[j], cfg)
+    templates = COCO_AND_TEMPLATES if style == "coco" else FLICKR_AND_TEMPLATES
+    return templates[rng.integers(len(templates))].format(
+        a=_article(na), Cap_a=_article(na).capitalize(), A=na, b=_article(nb), B=nb)
+
+
 def detailed_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig, style: str) -> str:
     templates = COCO_TEMPLATES if style == "coco" else FLICKR_TEMPLATES
+    # drawn only when the knob is on, so and_prob = 0 leaves every other caption (and the world) unchanged
+    if cfg.and_prob > 0 and len(scene.objects) >= 2 and rng.random() < cfg.and_prob:
+        return conjunction_caption(rng, scene, cfg, style)
     fact = _pick_fact(rng, scene)
     if fact is None:  # a single object
         o = scene.objects[0]
