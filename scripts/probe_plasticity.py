@@ -42,6 +42,7 @@ from vlcomp.models.factory import ModelSpec, create_model, to_tensor
 from vlcomp.seeding import derive_seed, np_rng
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.tracking import git_commit
+from vlcomp.train.loop import lr_at
 from vlcomp.world import Split
 from vlcomp.world.concepts import RELATIONS
 
@@ -125,12 +126,6 @@ def _opt(model, lr):
     return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.1)
 
 
-def _lr(step: int, total: int, base: float, warmup: int) -> float:
-    if step < warmup:
-        return base * (step + 1) / warmup
-    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, total - warmup))) * base
-
-
 def pretrain(model, tok, web: Split, steps: int, rng: np.random.Generator, lr: float = 1e-3) -> None:
     caps = [c[0] for c in web.captions()]
     images = web.images
@@ -138,7 +133,7 @@ def pretrain(model, tok, web: Split, steps: int, rng: np.random.Generator, lr: f
     model.train()
     for step in range(steps):
         for g in opt.param_groups:
-            g["lr"] = _lr(step, steps, lr, 100)
+            g["lr"] = lr_at(step, steps, lr, 100)
         idx = rng.choice(len(caps), 256, replace=False)
         out = clip_forward(model, to_tensor(images[np.sort(idx)], 48), tok([caps[k] for k in np.sort(idx)]))
         logits = out["logit_scale"] * out["image_features"] @ out["text_features"].T
@@ -198,7 +193,7 @@ def main() -> None:
     B = args.batch_size
     for step in range(args.steps):
         for g in opt.param_groups:
-            g["lr"] = _lr(step, args.steps, args.lr, 50)
+            g["lr"] = lr_at(step, args.steps, args.lr, 50)
         batch = [train_facts[k] for k in np.sort(rng.choice(len(train_facts), B, replace=False))]
         caps, negs = [], []
         for _, a, r, b in batch:

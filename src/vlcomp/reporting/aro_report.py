@@ -244,14 +244,22 @@ def negative_composition(ctx: ReportContext, world_dir: str | Path, mined_dir: s
 PLASTICITY_METRICS = ("col_rel", "rel_any", "rel_lr")
 
 
-def plasticity_table(path: str | Path) -> pd.DataFrame | None:
-    """Last evaluation of each plasticity-probe run (``scripts/probe_plasticity.py``), one row per run."""
+def _read_plasticity(path: str | Path) -> pd.DataFrame | None:
+    """The probe's CSV; rows written before ``--colour-share`` existed used one colour swap in two (0.5)."""
     path = Path(path)
     if not path.exists():
         return None
     df = pd.read_csv(path)
     if "colour_share" not in df:
         df.insert(1, "colour_share", 0.5)
+    return df
+
+
+def plasticity_table(path: str | Path) -> pd.DataFrame | None:
+    """Last evaluation of each plasticity-probe run (``scripts/probe_plasticity.py``), one row per run."""
+    df = _read_plasticity(path)
+    if df is None:
+        return None
     keys = ["start", "colour_share", "pretrain_samples", "arch", "lr", "seed"]
     first = df.sort_values("step").groupby(keys, sort=False).first().reset_index()
     last = df.sort_values("step").groupby(keys, sort=False).last().reset_index()
@@ -263,13 +271,10 @@ def plasticity_table(path: str | Path) -> pd.DataFrame | None:
 
 
 def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
-    path = Path(path)
-    if not path.exists():
+    df = _read_plasticity(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
-    if "colour_share" not in df:
-        df["colour_share"] = 0.5
     for (start, share, seed), g in df.groupby(["start", "colour_share", "seed"], sort=True):
         g = g.sort_values("step")
         label = f"{start}, {share:.0%} colour swaps (seed {seed})"
