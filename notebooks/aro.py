@@ -91,6 +91,17 @@ display(HTML(R.save(ctx, out_dir, "ARO-X2", R.x2(ctx)).to_html(index=False)))
 display(HTML(R.save(ctx, out_dir, "ARO-X1", R.x1(ctx)).to_html(index=False)))
 
 # %% [markdown]
+# ## Wrong-image control: how much of VG-R / VG-A is read off the image?
+# Not a paper artifact. Each VG case is scored twice: with its own image, and with the image of another case
+# (a seeded derangement). Accuracy that survives the wrong image comes from the text side alone, a prior over
+# which caption is plausible; "own - wrong" is what the model reads off the image. Real VG has strong priors
+# ("the grass is green", "the cup is on the table"); the toy world has them only through `world.colour_prior`
+# and `world.layout_prior` (see World calibration and Deviations).
+
+# %%
+display(HTML(R.save(ctx, out_dir, "wrong_image_control", R.wrong_image(ctx)).to_html(index=False)))
+
+# %% [markdown]
 # ## ARO-T5 — Pick-the-Right-Caption / Order (Table 5)
 
 # %%

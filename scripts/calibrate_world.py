@@ -14,7 +14,6 @@ Rows record the git commit, the overlay and the wall time.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -22,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
 import torch
 import yaml
 
@@ -71,10 +71,19 @@ CONFIGS: dict[str, dict] = {
     # COCO/Flickr twins that also name two objects joined by "and" (real COCO captions do; VG-A's template does)
     "and0.2": {"world": {"captions": {"and_prob": 0.2}}},
     "and0.2-pre1ep": {"pretrain": {"epochs": 1}, "world": {"captions": {"and_prob": 0.2}}},
+    # session 3: real-world co-occurrence priors (typical colours per shape, typical vertical / depth order)
+    "prior-c0.5-l0.8": {"world": {"colour_prior": 0.5, "layout_prior": 0.8}},
+    "prior-c0.25-l0.5": {"world": {"colour_prior": 0.25, "layout_prior": 0.5}},
+    # how often web pretraining *needs* binding: colour-swapped twin scenes with bound captions in one batch
+    "twin0.2": {"world": {"splits": {"web": {"twin_prob": 0.2}}}},
+    "twin0.5": {"world": {"splits": {"web": {"twin_prob": 0.5}}}},
+    "twin0.5-pre6ep": {"pretrain": {"epochs": 6}, "world": {"splits": {"web": {"twin_prob": 0.5}}}},
+    "twin0.5-prior-and0.5": {"world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
+                                       "splits": {"web": {"twin_prob": 0.5}}}},
 }
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",
-        "zeroshot/cifar10/acc")
+        "zeroshot/cifar10/acc", "aro/vg_relation/wrong_image_macro_acc", "aro/vg_attribution/wrong_image_macro_acc")
 
 
 def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
@@ -91,7 +100,8 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     web = Split(world, pcfg.pop("split"))
     tcfg = train_config(pcfg, "pretrain")
     base = create_model(spec, init_seed=derive_seed(seed, "pretrain", "init"))
-    train(base, tok, web.images, BatchSampler(rows_from_annotations(web.captions()), tcfg.batch_size),
+    train(base, tok, web.images, BatchSampler(rows_from_annotations(web.captions()), tcfg.batch_size,
+                                                                       together=web.twins()),
           get_loss("clip"), tcfg, np_rng(seed, "pretrain", "batches"))
     save_checkpoint(base, workdir / "base.pt")
     mined = workdir / "mined"
@@ -123,6 +133,16 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     return rows
 
 
+def append_rows(out: Path, rows: list[dict]) -> None:
+    """Add rows to the CSV, keeping the union of columns (older rows get empty cells for newer metrics);
+    written to a temporary file and renamed, so an interrupted write never truncates earlier rows."""
+    new = pd.DataFrame(rows)
+    df = pd.concat([pd.read_csv(out), new], ignore_index=True) if out.exists() else new
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, out)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", action="append", default=[])
@@ -142,12 +162,7 @@ def main() -> None:
             sys.exit(f"unknown calibration config {name!r}; known: {', '.join(CONFIGS)}")
         with tempfile.TemporaryDirectory(prefix=f"calib-{name}-") as tmp:
             rows = run_config(name, CONFIGS[name], Path(tmp))
-        new = not out.exists()
-        with open(out, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            if new:
-                w.writeheader()
-            w.writerows(rows)
+        append_rows(out, rows)
         for r in rows:
             print(r, flush=True)
 

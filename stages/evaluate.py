@@ -48,7 +48,8 @@ def main() -> None:
                 "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),
                 "benchmarks": args.benchmarks, "git_commit": git_commit(), "profile": params["profile"], "dvc_stage": args.stage,
                 "mlflow_run_id": tr.run_id, "n_items": {k: len(v) for k, v in items.items()},
-                "n_unique_texts_encoded": ctx.n_encoded_texts, "seconds": round(time.time() - t0, 1)})
+                "n_unique_texts_encoded": ctx.n_encoded_texts,
+                "n_unique_crops_encoded": ctx.n_encoded_crops, "seconds": round(time.time() - t0, 1)})
         tr.log_metrics(metrics)
 
 

@@ -34,7 +34,7 @@ def main() -> None:
     with stage_run("pretrain", experiment="aro", profile=params["profile"], paper="aro", method="clip",
                    seed=seed, params=used) as tr:
         model = create_model(spec, init_seed=derive_seed(seed, "pretrain", "init"))
-        history = train(model, tokenizer, split.images, BatchSampler(rows, cfg.batch_size), get_loss("clip"), cfg,
+        history = train(model, tokenizer, split.images, BatchSampler(rows, cfg.batch_size, together=split.twins()), get_loss("clip"), cfg,
                         np_rng(seed, "pretrain", "batches"),
                         on_log=lambda step, rec: tr.log_metrics({f"train/{k}": v for k, v in rec.items()}, step=step))
         with atomic_dir(args.out) as tmp:

@@ -30,7 +30,7 @@ def params() -> dict:
 
 @pytest.fixture
 def tiny_split(tmp_path) -> Path:
-    images, scenes, ann = generate_split(SplitSpec("coco_test", 4, "coco"), WorldConfig(), CaptionConfig(), 0)
+    images, scenes, ann, _ = generate_split(SplitSpec("coco_test", 4, "coco"), WorldConfig(), CaptionConfig(), 0)
     write_split(tmp_path / "world" / "coco_test", images, scenes, ann)
     return tmp_path / "world"
 

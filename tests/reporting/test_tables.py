@@ -69,3 +69,19 @@ def test_t2_fills_paper_columns_only_for_shared_relations(summ, paper):
     assert left["CLIP (paper)"] == "0.49" and left["# paper samples"] == 7741 and left["# toy cases"] == 10
     point = t2[t2["Relation"] == "pointing at"].iloc[0]
     assert point["CLIP (paper)"] == "--"
+
+
+def test_wrong_image_table_by_hand() -> None:
+    rows = []
+    for method, seeds, own, wrong in (("clip", [""], [0.5], [0.5]), ("clip_ft", ["0", "1"], [0.6, 0.7], [0.5, 0.5]),
+                                      ("negclip", ["0", "1"], [0.8, 0.9], [0.7, 0.7])):
+        for seed, o, w in zip(seeds, own, wrong, strict=True):
+            for _, own_key, wrong_key in aro.WRONG_IMAGE_ROWS:
+                rows += [{"model": f"{method}{seed}", "method": method, "seed": seed, "key": own_key, "value": o},
+                         {"model": f"{method}{seed}", "method": method, "seed": seed, "key": wrong_key, "value": w}]
+    t = aro.table_wrong_image(summary(pd.DataFrame(rows))).set_index("Model")
+    assert t.loc["NegCLIP", "VG-Attribution, own image"].startswith("0.850 ± ")
+    assert t.loc["NegCLIP", "VG-Attribution, wrong image"] == "0.700"
+    assert t.loc["NegCLIP", "VG-Relation, own - wrong"] == "0.150"
+    assert t.loc["CLIP", "VG-Relation, own - wrong"] == "0.000"
+    assert t.loc["CLIP-FT", "VG-Relation, own - wrong"] == "0.150"

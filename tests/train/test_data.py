@@ -172,3 +172,28 @@ def test_rows_from_annotations() -> None:
                                                  Row(1, "b0", ("nb0", "nb1"))]
     assert rows_from_annotations(caps, negs, require_negative=True) == [Row(0, "a0", ("na0",)),
                                                                         Row(1, "b0", ("nb0", "nb1"))]
+
+
+def test_grouped_rows_stay_adjacent_and_each_row_is_seen_once() -> None:
+    rows = rows_from_annotations([[f"c{i}"] for i in range(20)])
+    together = [[0, 1], [4, 5], [10, 11], [18, 19]]
+    sampler = BatchSampler(rows, 20, together=together)
+    for seed in range(10):
+        (batch,) = list(sampler.epoch(np.random.default_rng(seed)))
+        order = batch.images.tolist()
+        assert sorted(order) == list(range(20))
+        for i, j in together:
+            assert abs(order.index(i) - order.index(j)) == 1
+
+
+def test_no_groups_keeps_the_plain_shuffle() -> None:
+    rows = rows_from_annotations([[f"c{i}", f"d{i}"] for i in range(30)])
+    a = [b.images.tolist() for b in BatchSampler(rows, 8).epoch(np.random.default_rng(3))]
+    b = [b.images.tolist() for b in BatchSampler(rows, 8, together=()).epoch(np.random.default_rng(3))]
+    assert a == b
+
+
+def test_overlapping_groups_are_rejected() -> None:
+    rows = rows_from_annotations([[f"c{i}"] for i in range(6)])
+    with pytest.raises(ValueError, match="shares an image"):
+        BatchSampler(rows, 2, together=[[0, 1], [1, 2]])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -40,21 +41,21 @@ def test_different_seeds_differ(tmp_path: Path) -> None:
 
 
 def test_split_name_is_part_of_the_seed() -> None:
-    imgs_a, _, _ = generate_split(SplitSpec("train", 4, "web"), WCFG, CCFG, 0)
-    imgs_b, _, _ = generate_split(SplitSpec("test", 4, "web"), WCFG, CCFG, 0)
+    imgs_a, _, _, _ = generate_split(SplitSpec("train", 4, "web"), WCFG, CCFG, 0)
+    imgs_b, _, _, _ = generate_split(SplitSpec("test", 4, "web"), WCFG, CCFG, 0)
     assert not np.array_equal(imgs_a, imgs_b)
 
 
 def test_scene_stream_is_independent_of_the_caption_style() -> None:
-    imgs_web, scenes_web, _ = generate_split(SplitSpec("s", 5, "web"), WCFG, CCFG, 3)
-    imgs_coco, scenes_coco, _ = generate_split(SplitSpec("s", 5, "coco"), WCFG, CCFG, 3)
+    imgs_web, scenes_web, _, _ = generate_split(SplitSpec("s", 5, "web"), WCFG, CCFG, 3)
+    imgs_coco, scenes_coco, _, _ = generate_split(SplitSpec("s", 5, "coco"), WCFG, CCFG, 3)
     np.testing.assert_array_equal(imgs_web, imgs_coco)
     assert [s.to_record() for s in scenes_web] == [s.to_record() for s in scenes_coco]
 
 
 def test_written_split_reads_back(tmp_path: Path) -> None:
     spec = SplitSpec("val", 5, "flickr")
-    images, scenes, anns = generate_split(spec, WCFG, CCFG, 2)
+    images, scenes, anns, _ = generate_split(spec, WCFG, CCFG, 2)
     write_split(tmp_path / "val", images, scenes, anns)
     split = Split(tmp_path, "val")
     assert split.images.dtype == np.uint8 and split.images.shape == (5, 32, 32, 3)
@@ -98,3 +99,47 @@ def test_generate_world_is_identical_with_two_workers(tmp_path) -> None:
         for name in ("images.npy", "scenes.jsonl", "captions.json"):
             a = (tmp_path / "serial" / spec.name / name).read_bytes()
             assert a == (tmp_path / "parallel" / spec.name / name).read_bytes()
+
+
+# ------------------------------------------------------------------------------------ binding twin pairs
+
+
+def test_twin_pairs_swap_two_colours_and_keep_geometry() -> None:
+    images, scenes, anns, twins = generate_split(SplitSpec("web", 40, "web", twin_prob=0.5), WCFG, CCFG, 0)
+    assert 5 <= len(twins) <= 20
+    for i, j in twins:
+        assert j == i + 1
+        a, b = scenes[i], scenes[j]
+        diff = [k for k, (oa, ob) in enumerate(zip(a.objects, b.objects, strict=True)) if oa.colour != ob.colour]
+        assert len(diff) == 2
+        k, m = diff
+        assert (a.objects[k].colour, a.objects[m].colour) == (b.objects[m].colour, b.objects[k].colour)
+        for oa, ob in zip(a.objects, b.objects, strict=True):
+            assert (oa.shape, oa.x, oa.y, oa.half, oa.material, oa.state) == (ob.shape, ob.x, ob.y, ob.half, ob.material, ob.state)
+        assert a.relations == b.relations
+        assert not np.array_equal(images[i], images[j])
+        for cap in (anns[i]["caption"][0], anns[j]["caption"][0]):  # bound captions: "a ... and a ..."
+            assert not cap.startswith("clipart") and "," not in cap, cap
+    assert len({a["image"] for a in anns}) == 40
+
+
+def test_twin_prob_zero_leaves_the_split_unchanged(tmp_path: Path) -> None:
+    plain = _write(tmp_path / "a", SplitSpec("web", 8, "web"), 0)
+    zero = _write(tmp_path / "b", SplitSpec("web", 8, "web", twin_prob=0.0), 0)
+    for name in FILES:
+        assert (plain / name).read_bytes() == (zero / name).read_bytes(), name
+    assert not (zero / "twins.json").exists()
+    assert Split(tmp_path / "b", "web").twins() == []
+
+
+def test_twins_read_back_and_bad_files_name_the_pair(tmp_path: Path) -> None:
+    out = _write(tmp_path, SplitSpec("web", 30, "web", twin_prob=0.6), 1)
+    split = Split(tmp_path, "web")
+    pairs = split.twins()
+    assert pairs and all(j == i + 1 for i, j in pairs)
+    for bad, msg in (([[0, 0]], "pair 0"), ([[0, 1], [1, 2]], "pair 1"), ([[0, 99]], "pair 0"), ({"a": 1}, "list")):
+        (out / "twins.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=msg):
+            split.twins()
+    with pytest.raises(ValueError, match=r"world\.splits\.web\.twin_prob"):
+        SplitSpec("web", 3, "web", twin_prob=1.5)

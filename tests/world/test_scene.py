@@ -7,8 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from vlcomp.world.concepts import COLOURS, RELATIONS, SHAPES
-from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations, sample_scene
+from vlcomp.world.concepts import COLOURS, ELEVATION, RELATIONS, SHAPES, TYPICAL_COLOUR
+from vlcomp.world.scene import (
+    Obj,
+    Scene,
+    WorldConfig,
+    _apply_layout_prior,
+    _prior_colours,
+    compute_relations,
+    sample_scene,
+)
 
 CFG = WorldConfig()  # 48 px, scale 1, near_gap_px 4, pointing tolerance 20 degrees
 
@@ -185,7 +193,8 @@ def test_relation_table_converses_are_mutual() -> None:
 
 
 @pytest.mark.parametrize("cfg", [WorldConfig(), WorldConfig(min_objects=1, max_objects=4, hollow_prob=0.5),
-                                 WorldConfig(image_size=32, min_objects=3, max_objects=3)])
+                                 WorldConfig(image_size=32, min_objects=3, max_objects=3),
+                                 WorldConfig(colour_prior=1.0, layout_prior=1.0, max_objects=4, hollow_prob=0.5)])
 def test_sampled_scenes_keep_converses_and_invariants(cfg: WorldConfig) -> None:
     rng = np.random.default_rng(123)
     for i in range(120):
@@ -235,6 +244,74 @@ def test_world_config_errors_name_the_parameter() -> None:
         WorldConfig(layout_probs=(1.0, 0.0, 0.0))
     with pytest.raises(ValueError, match=r"world\.hollow_prob"):
         WorldConfig(hollow_prob=1.5)
+    with pytest.raises(ValueError, match=r"world\.colour_prior"):
+        WorldConfig(colour_prior=-0.1)
+    with pytest.raises(ValueError, match=r"world\.layout_prior"):
+        WorldConfig(layout_prior=2.0)
+
+
+# ------------------------------------------------------------------------------ co-occurrence priors
+
+
+def test_prior_colours_by_hand() -> None:
+    assert _prior_colours(np.random.default_rng(0), ["heart", "star", "square"], 1.0) == ["red", "yellow", "blue"]
+    for seed in range(30):  # p = 0: distinct colours, drawn from the free ones
+        cols = _prior_colours(np.random.default_rng(seed), ["heart", "star", "square", "circle"], 0.0)
+        assert len(set(cols)) == 4 and set(cols) <= set(COLOURS)
+
+
+def test_zero_priors_draw_no_random_numbers() -> None:
+    plain = [sample_scene(np.random.default_rng(s), WorldConfig(), "x").to_record() for s in range(40)]
+    zero = [sample_scene(np.random.default_rng(s), WorldConfig(colour_prior=0.0, layout_prior=0.0), "x").to_record()
+            for s in range(40)]
+    assert plain == zero
+    on = [sample_scene(np.random.default_rng(s), WorldConfig(colour_prior=0.5), "x").to_record() for s in range(40)]
+    assert on != plain
+
+
+def test_colour_prior_sets_the_typical_colour_rate() -> None:
+    def rate(p: float) -> float:
+        rng = np.random.default_rng(1)
+        objs = [o for i in range(1500) for o in sample_scene(rng, WorldConfig(colour_prior=p), str(i)).objects]
+        return float(np.mean([TYPICAL_COLOUR[o.shape] == o.colour for o in objs]))
+
+    assert rate(0.0) == pytest.approx(1 / 8, abs=0.02)
+    # typical with p, else uniform over the free colours (about 1/8 of which is the typical one)
+    assert rate(0.5) == pytest.approx(0.5 + 0.5 / 8, abs=0.04)
+
+
+def test_full_layout_prior_orders_free_objects_by_elevation_and_depth() -> None:
+    rng = np.random.default_rng(2)
+    cfg = WorldConfig(layout_prior=1.0, min_objects=3, max_objects=4)
+    n_overlap = n_free = 0
+    for i in range(400):
+        sc = sample_scene(rng, cfg, str(i))
+        ranked = [o for o in sc.objects if o.shape in ELEVATION]
+        rels = set(sc.relations)
+        for a in ranked:
+            for b in ranked:
+                if (a.id, "covering", b.id) in rels or (a.id, "in front of", b.id) in rels:
+                    n_overlap += 1
+                    assert ELEVATION[a.shape] > ELEVATION[b.shape], sc.to_record()
+                if (a.id, "above", b.id) in rels and a.id >= 2 and b.id >= 2:  # both placed freely
+                    n_free += 1
+                    assert ELEVATION[a.shape] > ELEVATION[b.shape], sc.to_record()
+    assert n_overlap > 20 and n_free > 20
+
+
+def test_layout_prior_by_hand() -> None:
+    objs = [Obj(0, "square", "blue", "large", "striped", "solid", 20, 10, 10, z=0),
+            Obj(1, "star", "yellow", "small", "plain", "hollow", 25, 40, 6, z=1),
+            Obj(2, "arrow", "red", "small", "plain", "solid", 5, 5, 6, heading=30.0, z=2)]
+    _apply_layout_prior(objs, "separated", 0)
+    # the star's look moves to the top slot, the square's to the bottom; sizes, places and the arrow stay
+    assert [(o.shape, o.colour, o.material, o.state, o.size, o.y) for o in objs] == [
+        ("star", "yellow", "plain", "hollow", "large", 10), ("square", "blue", "striped", "solid", "small", 40),
+        ("arrow", "red", "plain", "solid", "small", 5)]
+    pair = [Obj(0, "star", "yellow", "small", "plain", "solid", 20, 20, 6, z=0),
+            Obj(1, "square", "blue", "large", "dotted", "solid", 24, 22, 10, z=1)]
+    _apply_layout_prior(pair, "overlap", 2)
+    assert (pair[1].shape, pair[1].colour, pair[1].material, pair[1].size) == ("star", "yellow", "plain", "large")
 
 
 # ---------------------------------------------------------------------------------------------- records

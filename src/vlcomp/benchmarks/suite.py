@@ -33,7 +33,7 @@ from ..metrics.stats import mean_std
 from ..models.encode import encode_images, encode_texts
 from ..perturb_image import IMAGE_PERTURBATIONS
 from ..registry import Registry
-from ..seeding import torch_gen
+from ..seeding import np_rng, torch_gen
 from ..world import Split
 from .build import IMAGE_STRATEGIES, RETRIEVAL_SPLITS, TEXT_STRATEGIES, VG_SPLIT
 from .vg_twins import crop
@@ -52,7 +52,9 @@ class EvalContext:
     batch_size: int = 256
     _text_cache: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
     _image_cache: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
+    _crop_cache: dict[tuple, torch.Tensor] = field(default_factory=dict, repr=False)
     n_encoded_texts: int = 0
+    n_encoded_crops: int = 0
 
     def texts(self, texts: list[str]) -> torch.Tensor:
         """Features [N, D] of ``texts``; strings already encoded for this model are not encoded again."""
@@ -62,6 +64,19 @@ class EvalContext:
             self._text_cache.update(zip(new, feats, strict=True))
             self.n_encoded_texts += len(new)
         return torch.stack([self._text_cache[t] for t in texts]) if texts else torch.zeros(0, 0)
+
+    def crops(self, keys: list[tuple], images: list[np.ndarray]) -> torch.Tensor:
+        """Features [N, D] of image crops identified by ``keys`` (image, box); a crop already encoded for this
+        model (VG-R and VG-A share most union boxes) is not encoded again."""
+        new = {}
+        for k, im in zip(keys, images, strict=True):
+            if k not in self._crop_cache and k not in new:
+                new[k] = im
+        if new:
+            feats = encode_images(self.model, list(new.values()), batch_size=self.batch_size)
+            self._crop_cache.update(zip(new, feats, strict=True))
+            self.n_encoded_crops += len(new)
+        return torch.stack([self._crop_cache[k] for k in keys])
 
     def split_images(self, split: Split, key: str = "none", perturb=None) -> torch.Tensor:
         """Features of every image of a world split (optionally perturbed), encoded once per (split, key)."""
@@ -88,12 +103,40 @@ def _key(text: str) -> str:
     return text.replace(" ", "_")
 
 
-def _pair_scores(ctx: EvalContext, images: list[np.ndarray], options: list[list[str]]) -> np.ndarray:
-    """Cosine score of each image with each of its L caption options: [N, L]."""
+def derangement(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A random permutation of ``range(n)`` with no fixed point (``n >= 2``): walk a random cycle order."""
+    if n < 2:
+        raise ValueError(f"a derangement needs at least 2 items, got {n}")
+    order = rng.permutation(n)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = np.roll(order, -1)
+    return out
+
+
+def _pair_scores(ctx: EvalContext, images: list[np.ndarray], options: list[list[str]],
+                 image_of: tuple[np.ndarray, ...] = ()) -> list[np.ndarray]:
+    """Cosine score of each case's image with each of its L caption options: [N, L]; then, for each index array in
+    ``image_of``, the scores when case ``n`` is scored against image ``image_of[k][n]`` instead of its own.
+    Images and captions are encoded once."""
     fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)  # [N, D]
     n, n_opt = len(options), len(options[0])
-    ft = ctx.texts([o for opts in options for o in opts])  # [N*L, D]
-    return torch.einsum("nd,nld->nl", fi, ft.view(n, n_opt, -1)).numpy()
+    ft = ctx.texts([o for opts in options for o in opts]).view(n, n_opt, -1)  # [N, L, D]
+    return [torch.einsum("nd,nld->nl", fi if idx is None else fi[torch.as_tensor(idx)], ft).numpy()
+            for idx in (None, *image_of)]
+
+
+def _vg_scores(ctx: EvalContext, name: str, records: list[dict], images: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Scores of [false, true] with each case's own image, and with another case's image (a seeded derangement:
+    the wrong-image control). Accuracy that survives the wrong image comes from the text side alone, a language
+    prior over which caption is plausible, not from looking at the image."""
+    options = [[r["false_caption"], r["true_caption"]] for r in records]
+    wrong = derangement(len(records), np_rng(ctx.seed, "evaluate", "wrong_image", name))
+    keys = [(r["image_path"], r["bbox_x"], r["bbox_y"], r["bbox_w"], r["bbox_h"]) for r in records]
+    scores, wrong_scores = _pair_scores(ctx, images, options, image_of=(wrong,), keys=keys)
+    return {"score_false": scores[:, 0], "score_true": scores[:, 1],
+            "correct": pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE),
+            "wrong_image": wrong, "wrong_score_false": wrong_scores[:, 0], "wrong_score_true": wrong_scores[:, 1],
+            "wrong_correct": pick_correct(wrong_scores, VG_CORRECT_INDEX, VG_TIE_RULE)}
 
 
 def _vg_records(ctx: EvalContext, name: str) -> tuple[list[dict], list[np.ndarray]]:
@@ -111,13 +154,11 @@ def _vg_records(ctx: EvalContext, name: str) -> tuple[list[dict], list[np.ndarra
 # --- VG-Relation -----------------------------------------------------------------------------------------
 def score_vg_relation(ctx: EvalContext) -> dict[str, pd.DataFrame]:
     records, images = _vg_records(ctx, "vg_relation")
-    scores = _pair_scores(ctx, images, [[r["false_caption"], r["true_caption"]] for r in records])  # [N, 2]
     excluded = (ctx.bench_dir / "vg_relation_excluded.txt").read_text().split("\n")
     groups = read_json(ctx.bench_dir / "vg_relation_groups.json")
     items = pd.DataFrame({
         "relation": [r["relation_name"] for r in records],
-        "score_false": scores[:, 0], "score_true": scores[:, 1],
-        "correct": pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE),
+        **_vg_scores(ctx, "vg_relation", records, images),
         "excluded": [r["relation_name"] in excluded for r in records],
         "group": [groups.get(r["relation_name"], "") for r in records],
     })
@@ -128,11 +169,14 @@ def aggregate_vg_relation(items: dict[str, pd.DataFrame], settings: dict) -> dic
     df = items["vg_relation"]
     macro, per = macro_accuracy(df["correct"].to_numpy(), df["relation"].tolist(), min_count=VG_RELATION_MIN_COUNT,
                                 exclude=set(df.loc[df["excluded"], "relation"]))
+    wrong, _ = macro_accuracy(df["wrong_correct"].to_numpy(), df["relation"].tolist(),
+                              min_count=VG_RELATION_MIN_COUNT, exclude=set(df.loc[df["excluded"], "relation"]))
     group_of = dict(zip(df["relation"], df["group"], strict=False))
     sub = group_macro(per, {g: s for g, s in group_of.items() if s})
     out = {"aro/vg_relation/macro_acc": macro, "aro/vg_relation/n_relations": float(len(per)),
            "aro/vg_relation/n_cases": float((~df["excluded"]).sum()),
-           "aro/vg_relation/micro_acc": float(df.loc[~df["excluded"], "correct"].mean())}
+           "aro/vg_relation/micro_acc": float(df.loc[~df["excluded"], "correct"].mean()),
+           "aro/vg_relation/wrong_image_macro_acc": wrong}
     out |= {f"aro/vg_relation/{g}_macro_acc": v for g, v in sub.items()}
     out |= {f"aro/vg_relation/rel/{_key(r.group)}/acc": float(r.accuracy) for r in per.itertuples()}
     return out
@@ -141,12 +185,10 @@ def aggregate_vg_relation(items: dict[str, pd.DataFrame], settings: dict) -> dic
 # --- VG-Attribution --------------------------------------------------------------------------------------
 def score_vg_attribution(ctx: EvalContext) -> dict[str, pd.DataFrame]:
     records, images = _vg_records(ctx, "vg_attribution")
-    scores = _pair_scores(ctx, images, [[r["false_caption"], r["true_caption"]] for r in records])
     items = pd.DataFrame({
         "pair": [f"{r['attributes'][0]}_{r['attributes'][1]}" for r in records],
         "kind": [r.get("attribute_kind", "") for r in records],
-        "score_false": scores[:, 0], "score_true": scores[:, 1],
-        "correct": pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE),
+        **_vg_scores(ctx, "vg_attribution", records, images),
     })
     return {"vg_attribution": items}
 
@@ -155,7 +197,9 @@ def aggregate_vg_attribution(items: dict[str, pd.DataFrame], settings: dict) -> 
     df = items["vg_attribution"]
     min_count = int(settings.get("vga_min_count", VG_ATTRIBUTION_MIN_COUNT))
     macro, per = macro_accuracy(df["correct"].to_numpy(), df["pair"].tolist(), min_count=min_count)
-    out = {"aro/vg_attribution/macro_acc": macro, "aro/vg_attribution/n_pairs": float(len(per)),
+    wrong, _ = macro_accuracy(df["wrong_correct"].to_numpy(), df["pair"].tolist(), min_count=min_count)
+    out = {"aro/vg_attribution/macro_acc": macro, "aro/vg_attribution/wrong_image_macro_acc": wrong,
+           "aro/vg_attribution/n_pairs": float(len(per)),
            "aro/vg_attribution/n_cases": float(len(df)), "aro/vg_attribution/micro_acc": float(df["correct"].mean())}
     for kind, sub in df.groupby("kind"):
         out[f"aro/vg_attribution/kind/{kind}/micro_acc"] = float(sub["correct"].mean())

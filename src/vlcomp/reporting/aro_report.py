@@ -131,6 +131,10 @@ def x1(ctx: ReportContext) -> pd.DataFrame:
     return aro.table_x1(ctx.summ, ctx.paper)
 
 
+def wrong_image(ctx: ReportContext) -> pd.DataFrame:
+    return aro.table_wrong_image(ctx.summ)
+
+
 def x2(ctx: ReportContext) -> pd.DataFrame:
     return aro.table_x2(ctx.summ, ctx.paper)
 

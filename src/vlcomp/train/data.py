@@ -1,7 +1,8 @@
 """Batch assembly for contrastive training.
 
 A training set is a list of rows ``(image_index, caption, negatives)``. Each epoch the rows are shuffled
-(``drop_last``, as the NegCLIP fork's loader does) and every batch of B rows becomes:
+(``drop_last``, as the NegCLIP fork's loader does; rows of images grouped by ``together``, the world's binding
+twins, are shuffled as one unit and stay adjacent) and every batch of B rows becomes:
 
 - plain CLIP: images ``[B]``, texts ``[B]``;
 - NegCLIP: one random negative per row (texts ``[B; B⁻]``), and with ``hard_images`` one of the row image's
@@ -47,7 +48,7 @@ class BatchSampler:
     """Yields batches for one epoch at a time from an injected numpy Generator."""
 
     def __init__(self, rows: list[Row], batch_size: int, *, use_negatives: bool = False,
-                 hard_images: np.ndarray | None = None) -> None:
+                 hard_images: np.ndarray | None = None, together: Sequence[Sequence[int]] = ()) -> None:
         if batch_size < 2:
             raise ValueError(f"batch_size={batch_size}: must be at least 2")
         if len(rows) < batch_size:
@@ -61,6 +62,19 @@ class BatchSampler:
         self.rows_of_image: dict[int, list[int]] = {}
         for k, r in enumerate(rows):
             self.rows_of_image.setdefault(r.image, []).append(k)
+        # units shuffled as one: the rows of each group of images in ``together`` (binding twins), else single rows
+        self.units: list[list[int]] | None = None
+        if together:
+            grouped: set[int] = set()
+            self.units = []
+            for group in together:
+                unit = [k for i in group for k in self.rows_of_image.get(int(i), [])]
+                if grouped & set(unit):
+                    raise ValueError(f"image group {list(group)} shares an image with an earlier group")
+                grouped |= set(unit)
+                if unit:
+                    self.units.append(unit)
+            self.units += [[k] for k in range(len(rows)) if k not in grouped]
         if hard_images is not None:
             missing = {int(j) for j in np.unique(hard_images)} - set(self.rows_of_image)
             if missing:
@@ -74,7 +88,10 @@ class BatchSampler:
         return len(self.rows) // self.batch_size
 
     def epoch(self, rng: np.random.Generator) -> Iterator[Batch]:
-        order = rng.permutation(len(self.rows))
+        if self.units is None:
+            order = rng.permutation(len(self.rows))
+        else:  # grouped rows stay adjacent, so they share a batch unless a batch boundary splits them
+            order = np.asarray([k for u in rng.permutation(len(self.units)) for k in self.units[u]])
         for s in range(self.steps_per_epoch):
             idx = order[s * self.batch_size : (s + 1) * self.batch_size]
             rows = [self.rows[k] for k in idx]

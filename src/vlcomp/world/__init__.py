@@ -56,6 +56,25 @@ class Split:
     def captions(self) -> list[list[str]]:
         return [a["caption"] for a in self.annotations()]
 
+    def twins(self) -> list[list[int]]:
+        """Binding twin pairs ``[i, j]`` of image indices (``SplitSpec.twin_prob``); empty when the split has none."""
+        path = self.dir / "twins.json"
+        if not path.exists():
+            return []
+        pairs = read_json(path)
+        n = len(self.annotations())
+        if not isinstance(pairs, list):
+            raise ValueError(f"{path}: expected a JSON list of [i, j] pairs")
+        seen: set[int] = set()
+        for k, pair in enumerate(pairs):
+            if (not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(i, int) for i in pair)
+                    or not all(0 <= i < n for i in pair) or pair[0] == pair[1]):
+                raise ValueError(f"{path}: pair {k} must be two distinct image indices in [0, {n}), got {pair!r}")
+            if seen & set(pair):
+                raise ValueError(f"{path}: pair {k} {pair!r} reuses an image of an earlier pair")
+            seen |= set(pair)
+        return pairs
+
     def scenes(self) -> list[Scene]:
         path = self.dir / "scenes.jsonl"
         return [Scene.from_record(r, f"{path}:{i + 1}") for i, r in enumerate(read_jsonl(path))]

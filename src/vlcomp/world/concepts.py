@@ -34,6 +34,21 @@ STATES: tuple[str, ...] = ("solid", "hollow")
 
 BACKGROUNDS: dict[str, tuple[int, int, int]] = {"black": (0, 0, 0), "gray": (70, 70, 70)}
 
+TYPICAL_COLOUR: dict[str, str] = {
+    "circle": "white", "square": "blue", "triangle": "orange", "diamond": "cyan",
+    "star": "yellow", "cross": "green", "heart": "red", "arrow": "purple",
+}
+"""Each shape's typical colour (a bijection). With ``world.colour_prior`` > 0 objects take it more often than
+chance, as real objects have typical colours ("green grass", "white snow"); that is the co-occurrence prior a
+text-only model can exploit on VG-Attribution."""
+
+ELEVATION: dict[str, int] = {
+    "star": 6, "heart": 5, "diamond": 4, "circle": 3, "cross": 2, "triangle": 1, "square": 0,
+}
+"""Where a shape tends to sit in a scene: with ``world.layout_prior`` > 0, higher-ranked shapes are placed above
+and in front of lower-ranked ones more often than chance, as real scenes have typical arrangements ("the lamp
+above the table", "the cup on the table"). Arrows are not ranked: their heading ties them to their place."""
+
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "large": ("big",),
     "small": ("little",),

@@ -6,7 +6,7 @@ same loader reads the toy splits and the real annotation files of the paper prof
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from ..io import write_json, write_jsonl, write_npy
 from ..seeding import np_rng
 from .captions import CaptionConfig, captions_for
 from .render import render
-from .scene import Scene, WorldConfig, sample_scene
+from .scene import Obj, Scene, WorldConfig, compute_relations, sample_scene
 
 
 @dataclass(frozen=True)
@@ -26,41 +26,73 @@ class SplitSpec:
     n_images: int
     style: str  # web | coco | flickr
     stands_for: str = ""
+    twin_prob: float = 0.0
+    """Share of images that come as a *binding twin pair*: a scene and its copy with two objects' colours
+    swapped, both with captions that bind colours to shapes. The pair is listed in ``twins.json`` and the
+    pretraining sampler keeps it in one batch, so those captions can only be told apart by binding. This is the
+    world's handle on "how often does web pretraining need binding" (0 = never; the split is then unchanged)."""
 
     def __post_init__(self) -> None:
         if self.n_images < 1:
             raise ValueError(f"world.splits.{self.name}.n_images={self.n_images}: must be >= 1")
+        if not 0 <= self.twin_prob <= 1:
+            raise ValueError(f"world.splits.{self.name}.twin_prob={self.twin_prob}: must be in [0, 1]")
         if self.style not in ("web", "coco", "flickr"):
             raise ValueError(f"world.splits.{self.name}.style={self.style!r}: must be web, coco or flickr")
 
 
+def colour_twin(scene: Scene, i: int, j: int, image_id: str, wcfg: WorldConfig) -> Scene:
+    """The scene with the colours of objects ``i`` and ``j`` swapped; geometry, and so relations, unchanged."""
+    objs = [Obj(**{**vars(o)}) for o in scene.objects]
+    objs[i].colour, objs[j].colour = scene.objects[j].colour, scene.objects[i].colour
+    return Scene(image_id, scene.background, objs, compute_relations(objs, wcfg))
+
+
 def generate_split(
     spec: SplitSpec, wcfg: WorldConfig, ccfg: CaptionConfig, seed: int
-) -> tuple[np.ndarray, list[Scene], list[dict]]:
-    """Sample, render and caption one split. Scene and caption randomness use separate streams."""
+) -> tuple[np.ndarray, list[Scene], list[dict], list[list[int]]]:
+    """Sample, render and caption one split. Scene and caption randomness use separate streams (twin pairs use a
+    third, drawn only when ``spec.twin_prob`` > 0). Returns images, scenes, annotations and the twin pairs."""
     scene_rng = np_rng(seed, "world", spec.name, "scenes")
     cap_rng = np_rng(seed, "world", spec.name, "captions")
+    twin_rng = np_rng(seed, "world", spec.name, "twins") if spec.twin_prob > 0 else None
+    bound = replace(ccfg, web_bind_prob=1.0, web_relation_prob=0.0)
     images = np.empty((spec.n_images, wcfg.image_size, wcfg.image_size, 3), dtype=np.uint8)
-    scenes, annotations = [], []
-    for i in range(spec.n_images):
+    scenes, annotations, twins = [], [], []
+    i = 0
+    while i < spec.n_images:
         scene = sample_scene(scene_rng, wcfg, f"{spec.name}/{i:06d}")
-        images[i] = render(scene, wcfg.image_size)
-        scenes.append(scene)
-        annotations.append({"image": scene.image_id, "caption": captions_for(cap_rng, scene, ccfg, spec.style)})
-    return images, scenes, annotations
+        pair = (twin_rng is not None and i + 1 < spec.n_images and len(scene.objects) >= 2
+                and twin_rng.random() < spec.twin_prob)
+        if pair:
+            a, b = twin_rng.choice(len(scene.objects), size=2, replace=False)
+            group = [scene, colour_twin(scene, int(a), int(b), f"{spec.name}/{i + 1:06d}", wcfg)]
+            twins.append([i, i + 1])
+        else:
+            group = [scene]
+        for sc in group:
+            images[i] = render(sc, wcfg.image_size)
+            scenes.append(sc)
+            annotations.append({"image": sc.image_id,
+                                "caption": captions_for(cap_rng, sc, bound if pair else ccfg, spec.style)})
+            i += 1
+    return images, scenes, annotations, twins
 
 
-def write_split(out_dir: str | Path, images: np.ndarray, scenes: list[Scene], annotations: list[dict]) -> None:
+def write_split(out_dir: str | Path, images: np.ndarray, scenes: list[Scene], annotations: list[dict],
+                twins: list[list[int]] | None = None) -> None:
     out = Path(out_dir)
     write_npy(out / "images.npy", images)
     write_jsonl(out / "scenes.jsonl", (s.to_record() for s in scenes))
     write_json(out / "captions.json", annotations)
+    if twins:
+        write_json(out / "twins.json", twins)
 
 
 def _generate_and_write(args: tuple) -> dict:
     spec, wcfg, ccfg, seed, out_dir = args
-    images, scenes, ann = generate_split(spec, wcfg, ccfg, seed)
-    write_split(Path(out_dir) / spec.name, images, scenes, ann)
+    images, scenes, ann, twins = generate_split(spec, wcfg, ccfg, seed)
+    write_split(Path(out_dir) / spec.name, images, scenes, ann, twins)
     return {"n_images": len(ann), "n_captions": sum(len(a["caption"]) for a in ann), "style": spec.style,
             "stands_for": spec.stands_for}
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .concepts import BACKGROUNDS, COLOURS, MATERIALS, SHAPES, SIZES
+from .concepts import BACKGROUNDS, COLOURS, ELEVATION, MATERIALS, SHAPES, SIZES, TYPICAL_COLOUR
 
 CONTAINER_SHAPES = ("circle", "square", "diamond")
 LAYOUTS = ("separated", "overlap", "contain", "point")
@@ -29,6 +29,10 @@ class WorldConfig:
     hollow_prob: float = 0.15
     pointing_tolerance_deg: float = 20.0
     near_gap_px: float = 4.0
+    # Co-occurrence priors of real scenes (see concepts.TYPICAL_COLOUR / ELEVATION). 0 = none, and the world is
+    # then exactly the one generated without these knobs (the generator draws no extra random numbers).
+    colour_prior: float = 0.0
+    layout_prior: float = 0.0
 
     def __post_init__(self) -> None:
         if self.image_size < 32:
@@ -39,8 +43,10 @@ class WorldConfig:
             )
         if len(self.layout_probs) != len(LAYOUTS) or min(self.layout_probs) < 0 or sum(self.layout_probs) <= 0:
             raise ValueError(f"world.layout_probs={self.layout_probs}: need {len(LAYOUTS)} non-negative weights")
-        if not 0 <= self.hollow_prob <= 1:
-            raise ValueError(f"world.hollow_prob={self.hollow_prob}: must be in [0, 1]")
+        for name in ("hollow_prob", "colour_prior", "layout_prior"):
+            v = getattr(self, name)
+            if not 0 <= v <= 1:
+                raise ValueError(f"world.{name}={v}: must be in [0, 1]")
 
     @property
     def scale(self) -> float:
@@ -169,9 +175,24 @@ def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str,
     return rels
 
 
+def _prior_colours(rng: np.random.Generator, shapes: list[str], p: float) -> list[str]:
+    """Distinct colours for the shapes: each takes its typical colour with probability ``p`` (when no earlier
+    object has it), otherwise a colour drawn uniformly from those still free."""
+    names = list(COLOURS)
+    used: list[str] = []
+    for shape in shapes:
+        typical = TYPICAL_COLOUR[shape]
+        if typical not in used and rng.random() < p:
+            used.append(typical)
+        else:
+            free = [c for c in names if c not in used]
+            used.append(free[rng.integers(len(free))])
+    return used
+
+
 def _sample_attrs(rng: np.random.Generator, n: int, cfg: WorldConfig) -> list[dict]:
     shapes = rng.choice(len(SHAPES), size=n, replace=False)
-    colours = rng.choice(len(COLOURS), size=n, replace=False)
+    colours = [list(COLOURS)[c] for c in rng.choice(len(COLOURS), size=n, replace=False)]
     out = []
     for s, c in zip(shapes, colours, strict=True):
         state = "hollow" if rng.random() < cfg.hollow_prob else "solid"
@@ -179,7 +200,7 @@ def _sample_attrs(rng: np.random.Generator, n: int, cfg: WorldConfig) -> list[di
         out.append(
             {
                 "shape": SHAPES[s],
-                "colour": list(COLOURS)[c],
+                "colour": c,
                 "size": list(SIZES)[rng.integers(len(SIZES))],
                 "material": material,
                 "state": state,
@@ -197,6 +218,28 @@ def _free_position(rng, half, placed: list[Obj], cfg: WorldConfig, gap: float) -
         if all(_gap(probe, p) >= gap and _boxes_overlap(probe, p) == 0 for p in placed):
             return x, y
     return None
+
+
+APPEARANCE = ("shape", "colour", "material", "state")
+"""What moves with a shape when the layout prior rearranges a scene (size and geometry stay in place)."""
+
+
+def _apply_layout_prior(objs: list[Obj], layout: str, start: int) -> None:
+    """Rearrange appearances so higher-ranked shapes (concepts.ELEVATION) sit above the freely placed lower ones,
+    and in front in an overlap pair. Geometry, sizes and draw order are untouched, so the scene stays valid."""
+    if layout == "overlap" and all(o.shape in ELEVATION for o in objs[:2]):
+        back, front = objs[0], objs[1]  # objs[1] is drawn later (z=1)
+        if ELEVATION[back.shape] > ELEVATION[front.shape]:
+            for k in APPEARANCE:
+                a, b = getattr(back, k), getattr(front, k)
+                setattr(back, k, b)
+                setattr(front, k, a)
+    free = [o for o in objs[start:] if o.shape in ELEVATION]
+    if len(free) >= 2:
+        looks = sorted(({k: getattr(o, k) for k in APPEARANCE} for o in free), key=lambda a: -ELEVATION[a["shape"]])
+        for o, look in zip(sorted(free, key=lambda o: o.y), looks, strict=True):  # smallest y = top of the image
+            for k, v in look.items():
+                setattr(o, k, v)
 
 
 def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str) -> Scene:
@@ -265,6 +308,11 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str) -> S
             objs.append(Obj(i, **attrs[i], x=pos[0], y=pos[1], half=h, heading=heading, z=i))
         if not ok:
             continue
+        if cfg.colour_prior > 0:  # decided once the layout has fixed every shape (containers, arrows)
+            for o, c in zip(objs, _prior_colours(rng, [o.shape for o in objs], cfg.colour_prior), strict=True):
+                o.colour = c
+        if cfg.layout_prior > 0 and rng.random() < cfg.layout_prior:
+            _apply_layout_prior(objs, layout, start)
         for o in objs:
             o.x, o.y, o.half, o.heading = (round(float(v), 3) for v in (o.x, o.y, o.half, o.heading))
         background = list(BACKGROUNDS)[rng.integers(len(BACKGROUNDS))]
