@@ -127,6 +127,13 @@ display(Image(filename=str(R.fig(ctx, out_dir, "training_curves"))))
 # Which world, pretraining and fine-tuning knobs make the toy show the paper's phenomena? Rows come from
 # `scripts/calibrate_world.py` (single seed, reduced splits; a screening tool), each with its overlay on
 # `params.yaml`, its wall time and the commit it ran at. The defaults in `params.yaml` were chosen from it.
+#
+# Session-3 rows: `prior-*` turn on the world's co-occurrence priors (typical colour per shape, typical vertical
+# and depth order; these two rows ran with a first version that picked colours before the layout fixed the
+# container and arrow shapes, so their typical-colour rate was about 0.51 instead of 0.56 at `colour_prior` 0.5).
+# `twin*` pretrain with colour-swapped twin scenes with bound captions kept in one batch, so that web pretraining
+# *needs* binding for that share of images. Neither moved the base off chance on VG-A nor gave NegCLIP a clear
+# margin; empty cells are metrics added after a row was run.
 
 # %%
 display(Markdown(R.calibration_markdown(calibration_csv)))

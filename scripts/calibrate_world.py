@@ -80,6 +80,9 @@ CONFIGS: dict[str, dict] = {
     "twin0.5-pre6ep": {"pretrain": {"epochs": 6}, "world": {"splits": {"web": {"twin_prob": 0.5}}}},
     "twin0.5-prior-and0.5": {"world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
                                        "splits": {"web": {"twin_prob": 0.5}}}},
+    "twin0.5-prior-and0.5-pre2ep-ft1.5ep": {"pretrain": {"epochs": 2}, "finetune": {"epochs": 1.5},
+                                     "world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
+                                               "splits": {"web": {"twin_prob": 0.5}}}},
 }
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",

@@ -52,6 +52,10 @@ def test_pair_scores_match_a_one_case_loop(tmp_path: Path) -> None:
     ctx = EvalContext(model, tok, tmp_path, tmp_path, seed=0, batch_size=3)
     own, other = _pair_scores(ctx, images, options, image_of=(wrong,))
     assert ctx.n_encoded_texts == 7  # each unique caption once
+    keyed = _pair_scores(ctx, images, options, image_of=(wrong,), keys=[("a",), ("b",), ("c",), ("d",)])
+    assert ctx.n_encoded_crops == 4 and ctx.n_encoded_texts == 7
+    np.testing.assert_allclose(keyed[0], own, atol=1e-5)
+    np.testing.assert_allclose(keyed[1], other, atol=1e-5)
     for n in range(len(options)):
         ft = encode_texts(model, tok, options[n])
         for got, img in ((own, images[n]), (other, images[wrong[n]])):
@@ -64,6 +68,7 @@ def _relation_items() -> pd.DataFrame:
     return pd.DataFrame({
         "relation": ["a"] * 4 + ["b"] * 2 + ["c"],
         "correct": [1, 1, 1, 0, 1, 0, 1], "wrong_correct": [1, 0, 0, 0, 1, 1, 0],
+        "text_cosine": [0.9, 0.9, 0.9, 0.9, 0.6, 0.6, 0.0],
         "excluded": [False] * 6 + [True], "group": ["spatial"] * 4 + ["verb"] * 2 + ["spatial"],
     }).astype({"correct": bool, "wrong_correct": bool})
 
@@ -72,16 +77,19 @@ def test_vg_relation_wrong_image_macro_by_hand() -> None:
     out = aggregate_vg_relation({"vg_relation": _relation_items()}, {})
     assert out["aro/vg_relation/macro_acc"] == pytest.approx((3 / 4 + 1 / 2) / 2)
     assert out["aro/vg_relation/wrong_image_macro_acc"] == pytest.approx((1 / 4 + 2 / 2) / 2)
+    assert out["aro/vg_relation/text_swap_cosine"] == pytest.approx((4 * 0.9 + 2 * 0.6) / 6)  # excluded case left out
 
 
 def test_vg_attribution_wrong_image_macro_by_hand() -> None:
     df = pd.DataFrame({"pair": ["red_blue"] * 3 + ["big_small"] * 2 + ["x_y"],
                        "kind": ["colour"] * 3 + ["size"] * 2 + ["colour"],
                        "correct": [True, True, False, True, True, False],
-                       "wrong_correct": [True, False, False, False, True, True]})
+                       "wrong_correct": [True, False, False, False, True, True],
+                       "text_cosine": [1.0, 0.5, 0.0, 0.5, 0.5, 0.5]})
     out = aggregate_vg_attribution({"vg_attribution": df}, {"vga_min_count": 2})  # x_y has 1 case: dropped
     assert out["aro/vg_attribution/macro_acc"] == pytest.approx((2 / 3 + 1) / 2)
     assert out["aro/vg_attribution/wrong_image_macro_acc"] == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert out["aro/vg_attribution/text_swap_cosine"] == pytest.approx(0.5)
 
 
 def test_crops_with_equal_keys_are_encoded_once_and_match(tmp_path: Path) -> None:

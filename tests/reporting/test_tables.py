@@ -76,12 +76,14 @@ def test_wrong_image_table_by_hand() -> None:
     for method, seeds, own, wrong in (("clip", [""], [0.5], [0.5]), ("clip_ft", ["0", "1"], [0.6, 0.7], [0.5, 0.5]),
                                       ("negclip", ["0", "1"], [0.8, 0.9], [0.7, 0.7])):
         for seed, o, w in zip(seeds, own, wrong, strict=True):
-            for _, own_key, wrong_key in aro.WRONG_IMAGE_ROWS:
+            for _, own_key, wrong_key, cos_key in aro.WRONG_IMAGE_ROWS:
                 rows += [{"model": f"{method}{seed}", "method": method, "seed": seed, "key": own_key, "value": o},
-                         {"model": f"{method}{seed}", "method": method, "seed": seed, "key": wrong_key, "value": w}]
+                         {"model": f"{method}{seed}", "method": method, "seed": seed, "key": wrong_key, "value": w},
+                         {"model": f"{method}{seed}", "method": method, "seed": seed, "key": cos_key, "value": 0.99}]
     t = aro.table_wrong_image(summary(pd.DataFrame(rows))).set_index("Model")
     assert t.loc["NegCLIP", "VG-Attribution, own image"].startswith("0.850 ± ")
     assert t.loc["NegCLIP", "VG-Attribution, wrong image"] == "0.700"
     assert t.loc["NegCLIP", "VG-Relation, own - wrong"] == "0.150"
     assert t.loc["CLIP", "VG-Relation, own - wrong"] == "0.000"
     assert t.loc["CLIP-FT", "VG-Relation, own - wrong"] == "0.150"
+    assert t.loc["CLIP", "VG-Attribution, text cos(true, false)"] == "0.990"

@@ -114,11 +114,14 @@ def derangement(n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _pair_scores(ctx: EvalContext, images: list[np.ndarray], options: list[list[str]],
-                 image_of: tuple[np.ndarray, ...] = ()) -> list[np.ndarray]:
+                 image_of: tuple[np.ndarray, ...] = (), keys: list[tuple] | None = None) -> list[np.ndarray]:
     """Cosine score of each case's image with each of its L caption options: [N, L]; then, for each index array in
     ``image_of``, the scores when case ``n`` is scored against image ``image_of[k][n]`` instead of its own.
-    Images and captions are encoded once."""
-    fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)  # [N, D]
+    Images (by ``keys`` when given: equal keys are the same image) and captions are encoded once."""
+    if keys is None:
+        fi = encode_images(ctx.model, images, batch_size=ctx.batch_size)  # [N, D]
+    else:
+        fi = ctx.crops(keys, images)
     n, n_opt = len(options), len(options[0])
     ft = ctx.texts([o for opts in options for o in opts]).view(n, n_opt, -1)  # [N, L, D]
     return [torch.einsum("nd,nld->nl", fi if idx is None else fi[torch.as_tensor(idx)], ft).numpy()
@@ -133,7 +136,9 @@ def _vg_scores(ctx: EvalContext, name: str, records: list[dict], images: list[np
     wrong = derangement(len(records), np_rng(ctx.seed, "evaluate", "wrong_image", name))
     keys = [(r["image_path"], r["bbox_x"], r["bbox_y"], r["bbox_w"], r["bbox_h"]) for r in records]
     scores, wrong_scores = _pair_scores(ctx, images, options, image_of=(wrong,), keys=keys)
-    return {"score_false": scores[:, 0], "score_true": scores[:, 1],
+    # how far the text tower puts a caption from its swap (1 = the same embedding: no image can separate them)
+    text_cos = (ctx.texts([o[0] for o in options]) * ctx.texts([o[1] for o in options])).sum(-1).numpy()
+    return {"score_false": scores[:, 0], "score_true": scores[:, 1], "text_cosine": text_cos,
             "correct": pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE),
             "wrong_image": wrong, "wrong_score_false": wrong_scores[:, 0], "wrong_score_true": wrong_scores[:, 1],
             "wrong_correct": pick_correct(wrong_scores, VG_CORRECT_INDEX, VG_TIE_RULE)}
@@ -176,7 +181,8 @@ def aggregate_vg_relation(items: dict[str, pd.DataFrame], settings: dict) -> dic
     out = {"aro/vg_relation/macro_acc": macro, "aro/vg_relation/n_relations": float(len(per)),
            "aro/vg_relation/n_cases": float((~df["excluded"]).sum()),
            "aro/vg_relation/micro_acc": float(df.loc[~df["excluded"], "correct"].mean()),
-           "aro/vg_relation/wrong_image_macro_acc": wrong}
+           "aro/vg_relation/wrong_image_macro_acc": wrong,
+           "aro/vg_relation/text_swap_cosine": float(df.loc[~df["excluded"], "text_cosine"].mean())}
     out |= {f"aro/vg_relation/{g}_macro_acc": v for g, v in sub.items()}
     out |= {f"aro/vg_relation/rel/{_key(r.group)}/acc": float(r.accuracy) for r in per.itertuples()}
     return out
@@ -199,6 +205,7 @@ def aggregate_vg_attribution(items: dict[str, pd.DataFrame], settings: dict) -> 
     macro, per = macro_accuracy(df["correct"].to_numpy(), df["pair"].tolist(), min_count=min_count)
     wrong, _ = macro_accuracy(df["wrong_correct"].to_numpy(), df["pair"].tolist(), min_count=min_count)
     out = {"aro/vg_attribution/macro_acc": macro, "aro/vg_attribution/wrong_image_macro_acc": wrong,
+           "aro/vg_attribution/text_swap_cosine": float(df["text_cosine"].mean()),
            "aro/vg_attribution/n_pairs": float(len(per)),
            "aro/vg_attribution/n_cases": float(len(df)), "aro/vg_attribution/micro_acc": float(df["correct"].mean())}
     for kind, sub in df.groupby("kind"):

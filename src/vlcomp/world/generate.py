@@ -15,7 +15,7 @@ from ..io import write_json, write_jsonl, write_npy
 from ..seeding import np_rng
 from .captions import CaptionConfig, captions_for
 from .render import render
-from .scene import Obj, Scene, WorldConfig, compute_relations, sample_scene
+from .scene import Scene, WorldConfig, compute_relations, sample_scene
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,8 @@ class SplitSpec:
     style: str  # web | coco | flickr
     stands_for: str = ""
     twin_prob: float = 0.0
-    """Share of images that come as a *binding twin pair*: a scene and its copy with two objects' colours
-    swapped, both with captions that bind colours to shapes. The pair is listed in ``twins.json`` and the
+    """Probability that a sampled scene comes with a *binding twin* (so about 2p/(1+p) of the images are in
+    pairs): its copy with two objects' colours swapped, both with captions that bind colours to shapes. The pair is listed in ``twins.json`` and the
     pretraining sampler keeps it in one batch, so those captions can only be told apart by binding. This is the
     world's handle on "how often does web pretraining need binding" (0 = never; the split is then unchanged)."""
 
@@ -43,7 +43,7 @@ class SplitSpec:
 
 def colour_twin(scene: Scene, i: int, j: int, image_id: str, wcfg: WorldConfig) -> Scene:
     """The scene with the colours of objects ``i`` and ``j`` swapped; geometry, and so relations, unchanged."""
-    objs = [Obj(**{**vars(o)}) for o in scene.objects]
+    objs = [replace(o) for o in scene.objects]
     objs[i].colour, objs[j].colour = scene.objects[j].colour, scene.objects[i].colour
     return Scene(image_id, scene.background, objs, compute_relations(objs, wcfg))
 
