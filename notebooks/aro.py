@@ -133,7 +133,9 @@ display(Image(filename=str(R.fig(ctx, out_dir, "training_curves"))))
 # container and arrow shapes, so their typical-colour rate was about 0.51 instead of 0.56 at `colour_prior` 0.5).
 # `twin*` pretrain with colour-swapped twin scenes with bound captions kept in one batch, so that web pretraining
 # *needs* binding for that share of images. Neither moved the base off chance on VG-A nor gave NegCLIP a clear
-# margin; empty cells are metrics added after a row was run.
+# margin on its own; together with 50% conjunction captions (`twin0.5-prior-and0.5`) NegCLIP's VG-A gain appeared.
+# `twin0.5-layout1-*` also makes *layout twins* (two objects trade places, relation captions), which lifted both
+# fine-tuned models on VG-R, but NegCLIP no more than CLIP-FT. Empty cells are metrics added after a row was run.
 
 # %%
 display(Markdown(R.calibration_markdown(calibration_csv)))
