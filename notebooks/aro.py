@@ -134,8 +134,9 @@ display(Image(filename=str(R.fig(ctx, out_dir, "training_curves"))))
 # `twin*` pretrain with colour-swapped twin scenes with bound captions kept in one batch, so that web pretraining
 # *needs* binding for that share of images. Neither moved the base off chance on VG-A nor gave NegCLIP a clear
 # margin on its own; together with 50% conjunction captions (`twin0.5-prior-and0.5`) NegCLIP's VG-A gain appeared.
-# `twin0.5-layout1-*` also makes *layout twins* (two objects trade places, relation captions), which lifted both
-# fine-tuned models on VG-R, but NegCLIP no more than CLIP-FT. Empty cells are metrics added after a row was run.
+# `twin0.5-layout1-*` also made *layout twins* (two objects trade places, relation captions; code on the git branch
+# `layout-twins`, not yet in the pipeline): it lifted both fine-tuned models on VG-R, NegCLIP no more than CLIP-FT.
+# Empty cells are metrics added after a row was run.
 
 # %%
 display(Markdown(R.calibration_markdown(calibration_csv)))

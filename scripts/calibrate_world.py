@@ -80,9 +80,6 @@ CONFIGS: dict[str, dict] = {
     "twin0.5-pre6ep": {"pretrain": {"epochs": 6}, "world": {"splits": {"web": {"twin_prob": 0.5}}}},
     "twin0.5-prior-and0.5": {"world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
                                        "splits": {"web": {"twin_prob": 0.5}}}},
-    # twin pairs that also swap two objects' places (relations reverse; relation captions), for VG-R
-    "twin0.5-layout1-prior-and0.5": {"world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
-                                               "splits": {"web": {"twin_prob": 0.5, "twin_layout_share": 1.0}}}},
     "twin0.5-prior-and0.5-pre2ep-ft1.5ep": {"pretrain": {"epochs": 2}, "finetune": {"epochs": 1.5},
                                      "world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
                                                "splits": {"web": {"twin_prob": 0.5}}}},

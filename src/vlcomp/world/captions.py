@@ -109,17 +109,6 @@ def web_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig) -> s
     return f"clipart of {' and '.join(shapes)} in {' and '.join(attrs)}"
 
 
-def pair_caption(rng: np.random.Generator, scene: Scene, i: int, j: int, cfg: CaptionConfig) -> str:
-    """A bound web caption stating how objects ``i`` and ``j`` relate (one non-symmetric relation between them,
-    in a random direction), e.g. "a red circle to the left of a blue square"."""
-    facts = [r for r in scene.relations if {r[0], r[2]} == {i, j} and not RELATIONS[r[1]].symmetric]
-    if not facts:
-        raise ValueError(f"{scene.image_id}: objects {i} and {j} have no non-symmetric relation")
-    s, rel, o = facts[rng.integers(len(facts))]
-    na, nb = noun_phrase(rng, scene.obj(s), cfg), noun_phrase(rng, scene.obj(o), cfg)
-    return f"{_article(na)} {na} {rel} {_article(nb)} {nb}"
-
-
 COCO_TEMPLATES = (
     "{a} {A} {rel} {b} {B}",
     "there is {a} {A} {rel} {b} {B}",
