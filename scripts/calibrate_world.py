@@ -26,8 +26,9 @@ import torch
 import yaml
 
 from vlcomp.benchmarks.build import BenchmarksConfig, build_all
-from vlcomp.benchmarks.suite import BENCHMARKS, EvalContext
+from vlcomp.benchmarks.suite import EvalContext
 from vlcomp.config import build, load_params, merge_overlay, section
+from vlcomp.evaluation import aggregate_items, evaluate_model
 from vlcomp.losses import get_loss
 from vlcomp.mining.negclip import NegClipMineConfig
 from vlcomp.mining.negclip import run as mine_negclip
@@ -42,7 +43,7 @@ from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, w
 from vlcomp.train.loop import train
 from vlcomp.train.recipes import method_config, model_spec, train_config
 from vlcomp.world import Split, world_configs
-from vlcomp.world.generate import generate_split, write_split
+from vlcomp.world.generate import generate_world
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,6 +85,7 @@ CONFIGS: dict[str, dict] = {
                                      "world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
                                                "splits": {"web": {"twin_prob": 0.5}}}},
 }
+EVAL_BENCHMARKS = ("vg_relation", "vg_attribution", "coco_order", "coco_retrieval", "zeroshot")
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
         "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",
         "zeroshot/cifar10/acc", "aro/vg_relation/wrong_image_macro_acc", "aro/vg_attribution/wrong_image_macro_acc")
@@ -95,8 +97,7 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     seed = section(params, "base.seed")
     wcfg, ccfg, specs = world_configs(params)
     world = workdir / "world"
-    for spec in specs:
-        write_split(world / spec.name, *generate_split(spec, wcfg, ccfg, seed))
+    generate_world(specs, wcfg, ccfg, seed, world)
     spec = model_spec(params)
     tok = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
     pcfg = dict(section(params, "pretrain"))
@@ -127,9 +128,7 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     rows = []
     for mname, model in models.items():
         ctx = EvalContext(model, tok, bench, world, seed)
-        metrics = {}
-        for b in ("vg_relation", "vg_attribution", "coco_order", "coco_retrieval", "zeroshot"):
-            metrics.update(BENCHMARKS.get(b).aggregate(BENCHMARKS.get(b).score(ctx), settings))
+        metrics = aggregate_items(evaluate_model(ctx, list(EVAL_BENCHMARKS)), settings)
         rows.append({"config": name, "model": mname, **{k: round(metrics.get(k, float("nan")), 4) for k in KEYS},
                      "overlay": json.dumps(overlay, sort_keys=True), "seconds": round(time.time() - t0),
                      "git_commit": git_commit(REPO)})

@@ -15,7 +15,7 @@ from ..io import write_json, write_jsonl, write_npy
 from ..seeding import np_rng
 from .captions import CaptionConfig, captions_for
 from .render import render
-from .scene import Scene, WorldConfig, compute_relations, sample_scene
+from .scene import Scene, WorldConfig, sample_scene
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,12 @@ class SplitSpec:
             raise ValueError(f"world.splits.{self.name}.style={self.style!r}: must be web, coco or flickr")
 
 
-def colour_twin(scene: Scene, i: int, j: int, image_id: str, wcfg: WorldConfig) -> Scene:
-    """The scene with the colours of objects ``i`` and ``j`` swapped; geometry, and so relations, unchanged."""
+def colour_twin(scene: Scene, i: int, j: int, image_id: str) -> Scene:
+    """The scene with the colours of objects ``i`` and ``j`` swapped. Relations depend on geometry, shape and
+    state, not colour, so the scene graph's relations carry over unchanged."""
     objs = [replace(o) for o in scene.objects]
     objs[i].colour, objs[j].colour = scene.objects[j].colour, scene.objects[i].colour
-    return Scene(image_id, scene.background, objs, compute_relations(objs, wcfg))
+    return Scene(image_id, scene.background, objs, list(scene.relations))
 
 
 def generate_split(
@@ -66,7 +67,7 @@ def generate_split(
                 and twin_rng.random() < spec.twin_prob)
         if pair:
             a, b = twin_rng.choice(len(scene.objects), size=2, replace=False)
-            group = [scene, colour_twin(scene, int(a), int(b), f"{spec.name}/{i + 1:06d}", wcfg)]
+            group = [scene, colour_twin(scene, int(a), int(b), f"{spec.name}/{i + 1:06d}")]
             twins.append([i, i + 1])
         else:
             group = [scene]
