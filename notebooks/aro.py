@@ -62,6 +62,15 @@ R.save(ctx, out_dir, "ARO-T6_long", R.t6_long(ctx))
 display(Image(filename=str(R.fig(ctx, out_dir, "ARO-F3"))))
 
 # %% [markdown]
+# ## ARO-D1–D4, ARO-M1/M2 — the datasets and checkpoints this run built
+# Counted from the stage outputs, next to the sizes the paper states. The toy world is far smaller than VG and
+# COCO, so the counts are not meant to match; the rows record the conventions (one Order case per caption, captions
+# without a negative dropped, K nearest-neighbour images) and where each artifact lives.
+
+# %%
+display(HTML(R.save(ctx, out_dir, "ARO-D_M_artifacts", R.artifacts(ctx, mined_dir)).to_html(index=False)))
+
+# %% [markdown]
 # ## ARO-T1 — the order perturbations (Table 1), on the paper's example sentence
 # One sample per perturbation from this pipeline's spaCy + trigram code (stochastic; the paper's trigram example
 # cannot come from left-aligned chunking, see the catalog §2.3).

@@ -17,6 +17,7 @@ import yaml  # noqa: E402
 from ..io import read_json  # noqa: E402
 from ..world import Split  # noqa: E402
 from . import aro, figures  # noqa: E402
+from .artifacts import artifact_inventory  # noqa: E402
 from .collect import METHOD_LABEL, collect, provenance, summary  # noqa: E402
 from .ledger import aro_claims, ledger_table  # noqa: E402
 from .negatives import negative_composition as composition  # noqa: E402
@@ -294,6 +295,12 @@ def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     return save_figure(fig, out_dir, "plasticity_probe")
+
+
+def artifacts(ctx: ReportContext, mined_dir: str | Path) -> pd.DataFrame:
+    """ARO-D1..D4 and ARO-M1/M2, counted from the stage outputs (``reporting.artifacts``)."""
+    return artifact_inventory(ctx.benchmarks_dir, mined_dir, ctx.models_dir, ctx.params["variants"],
+                              ctx.params["finetune"]["epochs"])
 
 
 def provenance_table(ctx: ReportContext) -> pd.DataFrame:
