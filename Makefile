@@ -18,8 +18,10 @@ $(STAMP): requirements.txt requirements-spacy-model.txt pyproject.toml
 
 setup: $(STAMP)
 
-repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/dvc repro
+JOBS      ?= 2
+
+repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro, JOBS independent stages at a time
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/repro.py --jobs $(JOBS)
 
 smoke: $(STAMP)            ## the whole DAG at smoke size in a temporary workspace
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/smoke.py

@@ -1,7 +1,8 @@
 """Run the whole DAG at smoke size (params.yaml + params.smoke.yaml) in a temporary workspace.
 
-Usage: python scripts/smoke.py [--workdir DIR] [--keep]
-Every stage runs once, the report included; numbers from it mean nothing. Prints the stage wall times.
+Usage: python scripts/smoke.py [--workdir DIR] [--keep] [--jobs N]
+Every stage runs once, the report included; numbers from it mean nothing. With --jobs N > 1 the stages run
+through the parallel scheduler that `make repro` uses (vlcomp.parallel_repro), else through plain `dvc repro`.
 """
 
 from __future__ import annotations
@@ -40,12 +41,17 @@ def prepare(workdir: Path) -> None:
         subprocess.run(cmd, cwd=workdir, check=True, env=env)
 
 
-def run(workdir: Path) -> float:
+def run(workdir: Path, jobs: int = 1) -> float:
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{workdir / 'mlflow.db'}", "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     t0 = time.time()
-    subprocess.run(["dvc", "repro"], cwd=workdir, check=True, env=env)
+    if jobs > 1:
+        from vlcomp.parallel_repro import repro
+
+        repro(workdir, jobs=jobs, env=env)
+    else:
+        subprocess.run(["dvc", "repro"], cwd=workdir, check=True, env=env)
     return time.time() - t0
 
 
@@ -53,12 +59,13 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--workdir")
     p.add_argument("--keep", action="store_true")
+    p.add_argument("--jobs", type=int, default=1, help="stages at a time (>1: the parallel scheduler)")
     args = p.parse_args()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="vlcomp-smoke-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         prepare(workdir)
-        seconds = run(workdir)
+        seconds = run(workdir, args.jobs)
         print(f"smoke dvc repro: {seconds:.0f} s in {workdir}")
         if not (workdir / "reports" / "aro" / "index.html").exists():
             sys.exit("smoke: reports/aro/index.html was not produced")

@@ -19,7 +19,8 @@ def test_smoke_pipeline(tmp_path):
     work = tmp_path / "ws"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
            "VLCOMP_TRACKING": "on"}
-    subprocess.run([sys.executable, str(REPO / "scripts" / "smoke.py"), "--workdir", str(work)], check=True, env=env)
+    subprocess.run([sys.executable, str(REPO / "scripts" / "smoke.py"), "--workdir", str(work),
+                    "--jobs", "2"], check=True, env=env)
 
     report = work / "reports" / "aro"
     html = (report / "index.html").read_text()
