@@ -332,8 +332,9 @@ def deviations_markdown(ctx: ReportContext) -> str:
         f"{ctx.params['world']['splits']['web']['n_images']} web images (short enough that the tiny image tower can "
         f"still learn binding, see the plasticity probe), fine-tuning {ft.get('epochs')} epoch(s) over "
         f"{ctx.params['world']['splits']['coco_train']['n_images']} COCO-twin images (paper: 5 epochs over the "
-        "113k COCO Karpathy train images). The README gives the measured wall time of the default run on the "
-        "2-core CPU (over the 15-minute budget) and what halving fine-tuning would cost.",
+        "113k COCO Karpathy train images). At a fixed compute, more distinct fine-tuning images beat more epochs "
+        "(see the fine-tuning budget probe in the calibration section). The README gives the measured wall time of "
+        "the default run on the 2-core CPU.",
         f"- **World priors**: `world.colour_prior` = {ctx.params['world'].get('colour_prior', 0.0)}, "
         f"`world.layout_prior` = {ctx.params['world'].get('layout_prior', 0.0)}, web `twin_prob` = "
         f"{ctx.params['world']['splits']['web'].get('twin_prob', 0.0)}. Real VG carries co-occurrence priors a "
