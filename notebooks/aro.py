@@ -155,8 +155,8 @@ if cal is not None:
 
 # %% [markdown]
 # ### Fine-tuning budget: more epochs, or more images?
-# `scripts/probe_finetune_budget.py` fine-tunes from the pipeline's base with the selected LR, single seed, one
-# thread, at full benchmark size. `n3000-ep3` rows are the session-3 pipeline's seed-0 models (its default then);
+# `scripts/probe_finetune_budget.py` fine-tunes from the pipeline's base (these rows: session 3's base, trained
+# with 2 threads, and its selected LR 5e-4; the `lr` column), single seed, one thread, at full benchmark size. `n3000-ep3` rows are the session-3 pipeline's seed-0 models (its default then);
 # `n3000-ep12` trains 4x longer on the same 3,000 images; `n9000-ep1` spends the default's compute on 3x the
 # images; `n36000-ep1` spends the 12-epoch compute on 12x the images. `train_rel_swap_acc` / `test_rel_swap_acc`
 # score relation captions "A REL B" against "B REL A" on whole `coco_train` / `coco_test` images (empty: not
@@ -175,8 +175,9 @@ else:
     display(HTML(R.save(ctx, out_dir, "finetune_budget", budget).to_html(index=False)))
 
 # %% [markdown]
-# ### Plasticity probe: why NegCLIP does not fix binding here
-# In the default world, NegCLIP's VG-A stays near chance although its mined negatives include colour swaps.
+# ### Plasticity probe: why NegCLIP did not fix binding in the session-2 world
+# In the session-2 default world (before conjunction captions, twins and priors), NegCLIP's VG-A stayed near chance
+# although its mined negatives included colour swaps.
 # `scripts/probe_plasticity.py` isolates the causes: it fine-tunes from different starting points with *clean*
 # hard negatives (one per caption; `colour_share` of them colour swaps, the rest subject/object swaps) on the
 # COCO-twin scenes, and scores on `coco_test` the true caption against its colour swap in the training template

@@ -1,7 +1,7 @@
 """Fine-tuning budget probe for the ARO slice: what do more epochs, or more fine-tuning images, buy?
 
 Fine-tunes CLIP-FT and/or NegCLIP from the pipeline's base (``models/base``) on a COCO twin of ``--n-images``
-images for ``--epochs`` epochs at the LR the pipeline selected, then scores the pipeline's benchmarks
+images for ``--epochs`` epochs at the LR the pipeline selected (``--lr`` overrides it), then scores the pipeline's benchmarks
 (``data/benchmarks``). When ``--n-images`` differs from the pipeline's ``coco_train``, that split is generated
 into a work folder (the other splits are linked) and mined with the pipeline's miner. Besides the ARO metrics,
 ``rel_swap_acc`` scores every relation caption of the form "A REL B" against its clean subject/object swap
@@ -106,6 +106,7 @@ def main() -> None:
     p.add_argument("--n-images", type=int, required=True)
     p.add_argument("--epochs", type=float, required=True)
     p.add_argument("--methods", nargs="+", default=["negclip", "clip_ft"])
+    p.add_argument("--lr", type=float, help="fine-tuning LR (default: models/lr/<method>/selection.json)")
     p.add_argument("--out", default=str(REPO / "calibration" / "aro_finetune_budget.csv"))
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -119,7 +120,7 @@ def main() -> None:
         world, mined = prepare_data(params, args.n_images, Path(tmp))
         data = FinetuneData(world, mined, fcfg)
         for method in args.methods:
-            lr = read_json(REPO / "models" / "lr" / method / "selection.json")["selected_lr"]
+            lr = args.lr or read_json(REPO / "models" / "lr" / method / "selection.json")["selected_lr"]
             t0 = time.time()
             model, _ = finetune_one(with_weights(spec, REPO / "models" / "base" / "model.pt"), data,
                                     method_config(params, method), fcfg.train_config(lr, args.epochs), 0,
@@ -129,7 +130,8 @@ def main() -> None:
             met = aggregate_items(evaluate_model(ctx, ["vg_relation", "vg_attribution", "coco_order",
                                                        "coco_retrieval"]), settings)
             rows.append({"config": f"n{args.n_images}-ep{args.epochs:g}", "model": method,
-                         "coco_train_images": args.n_images, "epochs": args.epochs, "train_seconds": round(seconds),
+                         "coco_train_images": args.n_images, "epochs": args.epochs, "lr": lr,
+                         "train_seconds": round(seconds),
                          **{k: round(met[k], 4) for k in KEYS},
                          "train_rel_swap_acc": round(rel_swap_acc(model, tok, Split(world, "coco_train")), 4),
                          "test_rel_swap_acc": round(rel_swap_acc(model, tok, Split(world, "coco_test")), 4),
