@@ -1,0 +1,83 @@
+"""SugarCrepe's 7 released files (``data/<category>.json``; refcode catalog §3.1) and its scoring rules (§3.3).
+
+Each file is a JSON object keyed by string ids, ``{"0": {"filename", "caption", "negative_caption"}, ...}``. The
+ids are **not contiguous** (``swap_obj.json`` has no "108"; iterating ``range(len)`` crashed CLIP_benchmark),
+so cases keep their ids. Captions are kept raw (positives can carry trailing spaces; the reference tokenises
+them as they are). A case is correct iff ``score(positive) > score(negative)``: a tie counts as wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .records import RecordError, read_json_strict, text, where
+
+CATEGORIES = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
+#: The paper's groups (Table: REPLACE / SWAP / ADD).
+GROUPS = {"replace": ("replace_obj", "replace_att", "replace_rel"), "swap": ("swap_obj", "swap_att"),
+          "add": ("add_obj", "add_att")}
+_COCO_FILE = re.compile(r"^\d{12}\.jpg$")
+
+
+@dataclass(frozen=True)
+class SugarCrepeCase:
+    id: str
+    filename: str
+    caption: str
+    negative_caption: str
+
+
+def load_category(path: str | Path) -> list[SugarCrepeCase]:
+    """Every case of one category file, in file order, validated (fields, types, empty captions, COCO val2017
+    file names, duplicate ids)."""
+    path = Path(path)
+    data = read_json_strict(path)  # refuses duplicate ids
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: expected a JSON object keyed by case id, got {type(data).__name__}")
+    if not data:
+        raise RecordError(f"{path}: no cases")
+    cases = []
+    for key, rec in data.items():
+        at = where(path, repr(key))
+        filename = text(rec, "filename", at)
+        if not _COCO_FILE.match(filename):
+            raise RecordError(f"{at}: field 'filename' {filename!r} is not a COCO val2017 file name (12 digits + .jpg)")
+        cases.append(SugarCrepeCase(key, filename, text(rec, "caption", at), text(rec, "negative_caption", at)))
+    return cases
+
+
+def load_all(data_dir: str | Path, categories: tuple[str, ...] = CATEGORIES) -> dict[str, list[SugarCrepeCase]]:
+    data_dir = Path(data_dir)
+    return {c: load_category(data_dir / f"{c}.json") for c in categories}
+
+
+def correct(pos_scores: np.ndarray, neg_scores: np.ndarray) -> np.ndarray:
+    """Per case: ``pos > neg`` (strict; a tie is wrong), as ``main_eval.py::text_retrieval``."""
+    pos, neg = np.asarray(pos_scores, dtype=np.float64), np.asarray(neg_scores, dtype=np.float64)
+    if pos.shape != neg.shape or pos.ndim != 1:
+        raise ValueError(f"positive and negative scores must be 1-D of one length, got {pos.shape} and {neg.shape}")
+    return pos > neg
+
+
+def group_accuracies(correct_by_category: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Per-category accuracy and, per group, the **micro** average (the SugarCrepe paper's REPLACE/SWAP/ADD:
+    cases pooled, confirmed in sugar-crepe issue #3) and the **macro** average (mean of the categories' accuracies,
+    CE-CLIP's table). Keys: ``<category>``, ``<group>/micro``, ``<group>/macro``; groups with a missing category
+    are left out."""
+    out: dict[str, float] = {}
+    for cat, c in correct_by_category.items():
+        c = np.asarray(c, dtype=bool)
+        if c.size == 0:
+            raise ValueError(f"category {cat!r} has no cases")
+        out[cat] = float(c.mean())
+    for group, cats in GROUPS.items():
+        if all(cat in correct_by_category for cat in cats):
+            pooled = np.concatenate([np.asarray(correct_by_category[cat], dtype=bool) for cat in cats])
+            out[f"{group}/micro"] = float(pooled.mean())
+            out[f"{group}/macro"] = float(np.mean([out[cat] for cat in cats]))
+    return out
