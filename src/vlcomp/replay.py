@@ -1,0 +1,145 @@
+"""Replay the pipeline's DVC outputs into an MLflow store, so losing ``mlflow.db`` loses nothing.
+
+DVC outputs are the source of truth; MLflow is a view of them. This rebuilds the view from the files the stages
+wrote (``scripts/replay_mlflow.py``): one run per stage output found, in the experiments the stages use, with the
+stage tags (``dvc_stage``, ``git_commit``, ``profile``, ``paper``, ``method``, ``seed``) plus ``replayed=true``.
+
+=======================================  ===================  ==============================================
+output                                   run                  logged
+=======================================  ===================  ==============================================
+``data/world/summary.json``              ``world``            its numbers as metrics
+``data/benchmarks/summary.json``         ``benchmarks``       its numbers as metrics
+``models/base/{model,history}.json``     ``pretrain``         model.json as params, history as stepped metrics
+``data/mined/<g>/summary.json``          ``mine@<g>``         its numbers as metrics
+``models/lr/<m>/selection.json``         ``select_lr@<m>``    grid metrics ``lr_<lr>/<metric>``, selected_lr
+``models/finetune/<v>/{model,history}``  ``finetune@<v>``     as pretrain
+``metrics/<model>/metrics.json``         its ``dvc_stage``    metrics; provenance.json as params and tags
+=======================================  ===================  ==============================================
+
+A stage already present in the target store (same experiment and ``dvc_stage`` tag) is skipped, so a replay
+can be rerun safely; ``force=True`` logs it again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .tracking import check_key, flatten, git_commit
+
+
+@dataclass
+class ReplayRun:
+    experiment: str
+    stage: str
+    tags: dict[str, str]
+    params: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    history: list[dict[str, float]] = field(default_factory=list)  # stepped metrics ("step" key)
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno})") from None
+
+
+def _numbers(d: dict, prefix: str = "") -> dict[str, float]:
+    out = {}
+    for k, v in flatten(d, prefix).items():
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int | float) and math.isfinite(v):
+            out[check_key(k.replace(".", "/"))] = float(v)
+    return out
+
+
+def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[ReplayRun]:
+    """Every replayable stage output under ``root`` (a workspace after ``dvc repro`` / ``dvc pull``)."""
+    root = Path(root)
+    commit = git_commit(root)
+
+    def tags(stage: str, method: str = "", seed: object = "") -> dict[str, str]:
+        return {"dvc_stage": stage, "git_commit": commit, "profile": profile, "paper": paper,
+                "method": method, "seed": str(seed), "replayed": "true"}
+
+    runs: list[ReplayRun] = []
+    for stage, path in (("world", root / "data/world/summary.json"),
+                        ("benchmarks", root / "data/benchmarks/summary.json")):
+        if path.exists():
+            runs.append(ReplayRun(paper, stage, tags(stage), metrics=_numbers(_read(path))))
+    base = root / "models/base"
+    if (base / "model.json").exists():
+        runs.append(ReplayRun(paper, "pretrain", tags("pretrain", "clip"), params=_read(base / "model.json"),
+                              history=_read(base / "history.json") if (base / "history.json").exists() else []))
+    for d in sorted((root / "data/mined").glob("*/")):
+        if (d / "summary.json").exists():
+            runs.append(ReplayRun(paper, f"mine@{d.name}", tags(f"mine@{d.name}"),
+                                  metrics=_numbers(_read(d / "summary.json"))))
+    for d in sorted((root / "models/lr").glob("*/")):
+        if (d / "selection.json").exists():
+            sel = _read(d / "selection.json")
+            metrics = {check_key(f"lr_{lr}/{k}"): float(v) for lr, m in sel.get("grid", {}).items()
+                       for k, v in m.items()}
+            metrics["selected_lr"] = float(sel["selected_lr"])
+            runs.append(ReplayRun(paper, f"select_lr@{d.name}", tags(f"select_lr@{d.name}", d.name),
+                                  params={k: v for k, v in sel.items() if k != "grid"}, metrics=metrics))
+    for d in sorted((root / "models/finetune").glob("*/")):
+        if (d / "model.json").exists():
+            meta = _read(d / "model.json")
+            runs.append(ReplayRun(paper, f"finetune@{d.name}",
+                                  tags(f"finetune@{d.name}", meta.get("method", ""), meta.get("seed", "")),
+                                  params=meta,
+                                  history=_read(d / "history.json") if (d / "history.json").exists() else []))
+    for d in sorted((root / "metrics").glob("*/")):
+        if not (d / "metrics.json").exists():
+            continue
+        prov = _read(d / "provenance.json") if (d / "provenance.json").exists() else {}
+        stage = prov.get("dvc_stage", f"evaluate@{d.name}")
+        t = tags(stage, prov.get("method", ""), prov.get("seed", ""))
+        if prov.get("git_commit"):
+            t["git_commit"] = prov["git_commit"]
+        runs.append(ReplayRun(f"{paper}-evaluate", stage, t, params=prov, metrics=_read(d / "metrics.json")))
+    return runs
+
+
+def _existing(client, experiment: str, stage: str) -> bool:
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return False
+    found = client.search_runs([exp.experiment_id], filter_string=f"tags.dvc_stage = '{stage}'", max_results=1)
+    return bool(found)
+
+
+def replay(runs: list[ReplayRun], tracking_uri: str, *, force: bool = False) -> Iterator[tuple[str, str]]:
+    """Log ``runs`` to ``tracking_uri``; yields ``(stage, "logged" | "skipped")``."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    mlflow.set_tracking_uri(tracking_uri)
+    for run in runs:
+        if not force and _existing(client, run.experiment, run.stage):
+            yield run.stage, "skipped"
+            continue
+        mlflow.set_experiment(run.experiment)
+        with mlflow.start_run(run_name=run.stage, tags=run.tags):
+            flat = {check_key(k): str(v)[:6000] for k, v in flatten(run.params).items()}
+            items = list(flat.items())
+            for i in range(0, len(items), 100):
+                mlflow.log_params(dict(items[i : i + 100]))
+            clean = {check_key(k): float(v) for k, v in run.metrics.items()
+                     if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
+            if clean:
+                mlflow.log_metrics(clean)
+            for rec in run.history:
+                step = int(rec.get("step", 0))
+                vals = {check_key(k): float(v) for k, v in rec.items()
+                        if k != "step" and isinstance(v, int | float) and math.isfinite(v)}
+                mlflow.log_metrics(vals, step=step)
+        yield run.stage, "logged"
