@@ -2,7 +2,7 @@
 
 import pytest
 
-from vlcomp.parallel_repro import Schedule, _n_descendants, parse_dot, restrict
+from vlcomp.parallel_repro import Schedule, _n_descendants, parse_dot, restrict, stale
 
 DOT = """strict digraph {
 "world";
@@ -103,3 +103,12 @@ def test_schedule_rejects_bad_input():
         Schedule({"a": {"zz"}}, jobs=1)
     with pytest.raises(ValueError, match=r"\['a', 'b'\] form a dependency cycle"):
         Schedule({"a": {"b"}, "b": {"a"}, "c": set()}, jobs=1)
+
+
+def test_stale_is_changed_plus_downstream():
+    up = parse_dot(DOT)
+    assert stale(up, []) == set()
+    assert stale(up, ["ft@a"]) == {"ft@a", "report"}
+    assert stale(up, ["pretrain", "bench"]) == {"pretrain", "ft@a", "ft@b", "bench", "report"}
+    assert stale(up, ["world"]) == set(up)
+    assert stale(up, ["not-in-targets"]) == set()
