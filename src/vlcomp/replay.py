@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tracking import check_key, flatten, git_commit
+from .tracking import StageRun, check_key, flatten, git_commit
 
 
 @dataclass
@@ -57,6 +57,10 @@ def _numbers(d: dict, prefix: str = "") -> dict[str, float]:
         if isinstance(v, int | float) and math.isfinite(v):
             out[check_key(k.replace(".", "/"))] = float(v)
     return out
+
+
+def _finite(d: dict[str, Any]) -> dict[str, float]:
+    return {k: v for k, v in d.items() if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
 
 
 def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[ReplayRun]:
@@ -129,17 +133,9 @@ def replay(runs: list[ReplayRun], tracking_uri: str, *, force: bool = False) -> 
             continue
         mlflow.set_experiment(run.experiment)
         with mlflow.start_run(run_name=run.stage, tags=run.tags):
-            flat = {check_key(k): str(v)[:6000] for k, v in flatten(run.params).items()}
-            items = list(flat.items())
-            for i in range(0, len(items), 100):
-                mlflow.log_params(dict(items[i : i + 100]))
-            clean = {check_key(k): float(v) for k, v in run.metrics.items()
-                     if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
-            if clean:
-                mlflow.log_metrics(clean)
+            handle = StageRun(True)  # the stages' own param / metric logging (chunking, key checks, NaN drop)
+            handle.log_params(run.params)
+            handle.log_metrics(_finite(run.metrics))
             for rec in run.history:
-                step = int(rec.get("step", 0))
-                vals = {check_key(k): float(v) for k, v in rec.items()
-                        if k != "step" and isinstance(v, int | float) and math.isfinite(v)}
-                mlflow.log_metrics(vals, step=step)
+                handle.log_metrics(_finite({k: v for k, v in rec.items() if k != "step"}), step=int(rec.get("step", 0)))
         yield run.stage, "logged"

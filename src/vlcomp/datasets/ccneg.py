@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..metrics.aro import TieRule
-from .records import RecordError, field, open_image, text, where
+from .records import RecordError, field, open_image, pairwise_correct, text, where
 
 #: Size of the held-out evaluation split: the last 40,000 records (``configs.num_ccneg_eval_samples``).
 EVAL_SIZE = 40_000
@@ -169,12 +169,8 @@ def correct(pos_scores: np.ndarray, neg_scores: np.ndarray,
             tie_rule: TieRule | str = PAPER_TIE_RULE) -> np.ndarray:
     """Per sample: ``score(I, c) > score(I, c')`` (paper; a tie is wrong) or ``>=`` (``CODE_TIE_RULE``)."""
     tie_rule = TieRule(tie_rule)
-    pos, neg = np.asarray(pos_scores, dtype=np.float64), np.asarray(neg_scores, dtype=np.float64)
-    if pos.shape != neg.shape or pos.ndim != 1:
-        raise ValueError(f"true and negated scores must be 1-D of one length, got {pos.shape} and {neg.shape}")
-    if np.isnan(pos).any() or np.isnan(neg).any():
-        raise ValueError("scores contain NaN")
-    return pos > neg if tie_rule is TieRule.TIE_COUNTS_WRONG else pos >= neg
+    return pairwise_correct(pos_scores, neg_scores, names="true and negated",
+                            ties_win=tie_rule is not TieRule.TIE_COUNTS_WRONG)
 
 
 def _groups(cases: Sequence[CCNegCase]) -> dict[str, np.ndarray]:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 
 class RecordError(ValueError):
     """A malformed annotation file or record."""
@@ -101,3 +103,26 @@ def open_image(path: str | Path, at: str):
             return im.convert("RGB")
     except (UnidentifiedImageError, OSError, SyntaxError) as e:
         raise RecordError(f"{at}: image {path} is corrupt or not an image ({type(e).__name__}: {e})") from None
+
+
+def keyed_records(path: str | Path, what: str) -> dict[str, Any]:
+    """A file holding one JSON object keyed by case id (duplicate ids refused by :func:`read_json_strict`)."""
+    path = Path(path)
+    data = read_json_strict(path)
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: expected a JSON object keyed by {what}, got {type(data).__name__}")
+    if not data:
+        raise RecordError(f"{path}: no cases")
+    return data
+
+
+def pairwise_correct(pos_scores, neg_scores, *, names: str = "positive and negative", ties_win: bool = False,
+                     reject_nan: bool = True) -> np.ndarray:
+    """Per case: ``pos > neg`` (a tie is wrong), or ``pos >= neg`` with ``ties_win``; the shared rule of the
+    two-option benchmarks (SugarCrepe, VALSE, VL-CheckList, CC-Neg)."""
+    pos, neg = np.asarray(pos_scores, dtype=np.float64), np.asarray(neg_scores, dtype=np.float64)
+    if pos.shape != neg.shape or pos.ndim != 1:
+        raise ValueError(f"{names} scores must be 1-D of one length, got {pos.shape} and {neg.shape}")
+    if reject_nan and (np.isnan(pos).any() or np.isnan(neg).any()):
+        raise ValueError("scores contain NaN")
+    return pos >= neg if ties_win else pos > neg

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .records import RecordError, read_json_strict, text, where
+from .records import RecordError, keyed_records, pairwise_correct, text, where
 
 CATEGORIES = ("add_att", "add_obj", "replace_att", "replace_obj", "replace_rel", "swap_att", "swap_obj")
 #: The paper's groups (Table: REPLACE / SWAP / ADD).
@@ -36,11 +36,7 @@ def load_category(path: str | Path) -> list[SugarCrepeCase]:
     """Every case of one category file, in file order, validated (fields, types, empty captions, COCO val2017
     file names, duplicate ids)."""
     path = Path(path)
-    data = read_json_strict(path)  # refuses duplicate ids
-    if not isinstance(data, dict):
-        raise RecordError(f"{path}: expected a JSON object keyed by case id, got {type(data).__name__}")
-    if not data:
-        raise RecordError(f"{path}: no cases")
+    data = keyed_records(path, "case id")
     cases = []
     for key, rec in data.items():
         at = where(path, repr(key))
@@ -58,10 +54,7 @@ def load_all(data_dir: str | Path, categories: tuple[str, ...] = CATEGORIES) -> 
 
 def correct(pos_scores: np.ndarray, neg_scores: np.ndarray) -> np.ndarray:
     """Per case: ``pos > neg`` (strict; a tie is wrong), as ``main_eval.py::text_retrieval``."""
-    pos, neg = np.asarray(pos_scores, dtype=np.float64), np.asarray(neg_scores, dtype=np.float64)
-    if pos.shape != neg.shape or pos.ndim != 1:
-        raise ValueError(f"positive and negative scores must be 1-D of one length, got {pos.shape} and {neg.shape}")
-    return pos > neg
+    return pairwise_correct(pos_scores, neg_scores, reject_nan=False)
 
 
 def group_accuracies(correct_by_category: Mapping[str, np.ndarray]) -> dict[str, float]:

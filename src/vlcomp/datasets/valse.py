@@ -40,7 +40,15 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics.aro import TieRule
-from .records import RecordError, field, open_image, read_json_strict, text, where
+from .records import (
+    RecordError,
+    field,
+    keyed_records,
+    open_image,
+    pairwise_correct,
+    text,
+    where,
+)
 
 #: The 11 instrument files (file stems), in CE-CLIP's ``DATA`` order.
 INSTRUMENTS = (
@@ -127,11 +135,7 @@ def load_instrument(path: str | Path, *, valid_only: bool = True) -> list[ValseC
     """Every case of one instrument file in file order, all records checked; with ``valid_only`` (the
     papers' protocol) only the MTurk-validated ones are returned. The instrument is the file stem."""
     path = Path(path)
-    data = read_json_strict(path)  # refuses duplicate foil ids
-    if not isinstance(data, dict):
-        raise RecordError(f"{path}: expected a JSON object keyed by foil id, got {type(data).__name__}")
-    if not data:
-        raise RecordError(f"{path}: no cases")
+    data = keyed_records(path, "foil id")
     cases = []
     for key, rec in data.items():
         at = where(path, repr(key))
@@ -153,12 +157,7 @@ def load_all(data_dir: str | Path, instruments: tuple[str, ...] = INSTRUMENTS, *
 
 def correct(caption_scores: np.ndarray, foil_scores: np.ndarray) -> np.ndarray:
     """Per case: ``score(caption) > score(foil)`` (strict; a tie is wrong, :data:`TIE_RULE`)."""
-    pos, neg = np.asarray(caption_scores, dtype=np.float64), np.asarray(foil_scores, dtype=np.float64)
-    if pos.shape != neg.shape or pos.ndim != 1:
-        raise ValueError(f"caption and foil scores must be 1-D of one length, got {pos.shape} and {neg.shape}")
-    if np.isnan(pos).any() or np.isnan(neg).any():
-        raise ValueError("scores contain NaN")
-    return pos > neg
+    return pairwise_correct(caption_scores, foil_scores, names="caption and foil")
 
 
 def instrument_accuracies(correct_by_instrument: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics.aro import TieRule
-from .records import RecordError, field, read_json_strict, where
+from .records import RecordError, field, pairwise_correct, read_json_strict, where
 
 #: ``MAX_NUM`` of the TSVLC ITC configs; the reference keeps ``data[:MAX_NUM / 2]``.
 MAX_NUM = 2000
@@ -157,12 +157,7 @@ def exists_under(root: str | Path) -> Callable[[str], bool]:
 
 def correct(pos_scores: np.ndarray, neg_scores: np.ndarray) -> np.ndarray:
     """Per item: ``score(POS[0]) > score(NEG[0])`` (strict; a tie is wrong)."""
-    pos, neg = np.asarray(pos_scores, dtype=np.float64), np.asarray(neg_scores, dtype=np.float64)
-    if pos.shape != neg.shape or pos.ndim != 1:
-        raise ValueError(f"positive and negative scores must be 1-D of one length, got {pos.shape} and {neg.shape}")
-    if np.isnan(pos).any() or np.isnan(neg).any():
-        raise ValueError("scores contain NaN")
-    return pos > neg
+    return pairwise_correct(pos_scores, neg_scores)
 
 
 def file_accuracy(pos_scores: np.ndarray, neg_scores: np.ndarray, *, max_items: int = MAX_ITEMS,
