@@ -130,3 +130,35 @@ def average_gradients(model: torch.nn.Module) -> None:
     for g in grads:
         g.copy_(flat[offset : offset + g.numel()].view_as(g))
         offset += g.numel()
+
+
+def barrier() -> None:
+    """Wait for every rank (no-op at world size 1): ranks wait here while rank 0 writes a checkpoint, so no rank
+    runs ahead of a checkpoint that is not on disk yet."""
+    if world_size() > 1:
+        dist.barrier()
+
+
+def broadcast_module(model: torch.nn.Module, src: int = 0) -> None:
+    """Copy rank ``src``'s parameters and buffers to every rank (what DDP does at construction), so ranks that
+    built their model differently still start from one set of weights. No-op at world size 1."""
+    if world_size() == 1:
+        return
+    with torch.no_grad():
+        for t in model.state_dict().values():
+            dist.broadcast(t, src)
+
+
+def check_same_on_all_ranks(values: dict[str, int], device: torch.device | str = "cpu") -> None:
+    """Raise ValueError naming the first entry whose integer differs between ranks (e.g. a digest of the sampler's
+    generator state, or the step a rank resumed from). ``device`` must suit the backend (CUDA for NCCL)."""
+    if world_size() == 1 or not values:
+        return
+    t = torch.tensor(list(values.values()), dtype=torch.int64, device=device)
+    lo, hi = t.clone(), t.clone()
+    dist.all_reduce(lo, op=dist.ReduceOp.MIN)
+    dist.all_reduce(hi, op=dist.ReduceOp.MAX)
+    for name, a, b in zip(values, lo.tolist(), hi.tolist(), strict=True):
+        if a != b:
+            raise ValueError(f"{name} differs between ranks (from {a} to {b}, this is rank {rank()} with "
+                             f"{values[name]}); every rank must start from the same seed and the same checkpoint")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -68,12 +69,17 @@ class FinetuneData:
 
 
 def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg: TrainConfig, seed: int,
-                 stream: str, on_log: Callable | None = None) -> tuple[torch.nn.Module, list[dict]]:
+                 stream: str, on_log: Callable | None = None, *, checkpoint_dir: str | os.PathLike | None = None,
+                 checkpoint_every: int = 0, resume: bool = False, device: str | torch.device = "cpu",
+                 amp: bool | str = "auto") -> tuple[torch.nn.Module, list[dict]]:
+    """Fine-tune ``base`` on ``data`` with ``method``. The keyword options go to :func:`vlcomp.train.loop.train`
+    (checkpoints and resume, device, mixed precision); their defaults train exactly as before they existed."""
     model = create_model(base)
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     sampler = make_sampler(data.rows, method, tcfg.batch_size, data.hard_images)
     history = train(model, tokenizer, data.split.images, sampler, make_loss(method), tcfg,
-                    np_rng(seed, "finetune", stream), on_log=on_log)
+                    np_rng(seed, "finetune", stream), on_log=on_log, checkpoint_dir=checkpoint_dir,
+                    checkpoint_every=checkpoint_every, resume=resume, device=device, amp=amp)
     return model, history
 
 

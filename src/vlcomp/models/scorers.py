@@ -1,0 +1,95 @@
+"""The scoring contract every evaluated model meets (toy tiny CLIPs and the paper profile's real models).
+
+A benchmark never touches a model directly; it asks an :class:`ImageTextScorer` for scores:
+
+- ``kind == "dual"`` (CLIP-style: CLIP, NegCLIP, CE-CLIP, CoN-CLIP, TSVLC): images and texts are encoded
+  independently, so a benchmark encodes every *unique* image and caption once (``encode_images`` /
+  ``encode_texts``, rows L2-normalised) and scores by dot product (cosine). Multiplying by
+  ``logit_scale.exp()`` (VL-CheckList's code does) never changes a comparison, so it is left out.
+- ``kind == "cross"`` (BLIP ITM+ITC, FLAVA ITM): a score needs the pair, so ``score_pairs`` is called on
+  aligned lists of images and texts, batched by the caller.
+
+``score_pairs`` exists for both kinds (for a dual encoder it is the cosine of each aligned pair), so a naive
+one-item-at-a-time reference loop can be written once for every model. Images are PIL images in RGB; each
+scorer applies its own model's preprocessing (224 px bicubic for OpenAI CLIP, 384 px for BLIP, ...).
+
+Cross scorers and ``dual_view()``: a cross scorer may offer ``dual_view()``, returning a ``kind == "dual"``
+scorer over the *same* weights' unimodal features (rows L2-normalised, ``score_pairs`` = their cosine), for
+the places where the reference code does not run the cross encoder:
+
+- BLIP: the ITC features (``vision_proj`` / ``text_proj`` of the [CLS] tokens). Retrieval keeps each query's
+  top ``k_test`` candidates under this view and re-scores them with ``score_pairs`` (ITM + ITC), every other
+  entry -100; the scorer says so with ``retrieval_mode = "rerank"`` and its ``k_test`` (128).
+- FLAVA: the unimodal ``get_image_features`` / ``get_text_features`` [CLS] embeddings, which is what ARO's
+  retrieval tables report (ITM is used for the ARO pair tasks only); ``retrieval_mode = "dual_view"``.
+
+Dual scorers need no ``dual_view``. The paper profile builds every scorer from its ``params.yaml`` spec with
+:func:`vlcomp.models.zoo.build_scorer`; the open_clip families (CLIP, NegCLIP, CE-CLIP, CoN-CLIP, TSVLC) are
+:class:`OpenClipScorer` instances, BLIP and FLAVA are ``zoo.BlipScorer`` / ``zoo.FlavaScorer``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class ImageTextScorer(Protocol):
+    name: str
+    kind: Literal["dual", "cross"]
+
+    def encode_images(self, images: Sequence) -> torch.Tensor:
+        """[N, D] float32, rows L2-normalised (dual encoders only)."""
+
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        """[N, D] float32, rows L2-normalised (dual encoders only)."""
+
+    def score_pairs(self, images: Sequence, texts: Sequence[str]) -> torch.Tensor:
+        """[N] float32: the score of image i with text i (higher = better match)."""
+
+
+class OpenClipScorer:
+    """An open_clip model (any architecture, any weights) behind the scoring contract.
+
+    ``preprocess`` is open_clip's eval transform for the model (Resize + CenterCrop + normalise, bicubic for
+    OpenAI configs); ``tokenizer`` is ``open_clip.get_tokenizer(arch)`` or the toy world tokenizer.
+    """
+
+    kind: Literal["dual"] = "dual"
+
+    def __init__(self, name: str, model: torch.nn.Module, preprocess: Callable, tokenizer: Callable, *,
+                 device: str | torch.device = "cpu", image_batch: int = 64, text_batch: int = 256) -> None:
+        self.name = name
+        self.model = model.eval().to(device)
+        self.preprocess = preprocess
+        self.tokenizer = tokenizer
+        self.device = torch.device(device)
+        self.image_batch = image_batch
+        self.text_batch = text_batch
+
+    @torch.no_grad()
+    def encode_images(self, images: Sequence) -> torch.Tensor:
+        feats = []
+        for s in range(0, len(images), self.image_batch):
+            x = torch.stack([self.preprocess(im) for im in images[s : s + self.image_batch]]).to(self.device)
+            feats.append(torch.nn.functional.normalize(self.model.encode_image(x).float(), dim=-1).cpu())
+        return torch.cat(feats) if feats else torch.zeros(0, 0)
+
+    @torch.no_grad()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        from .encode import encode_text_tokens
+
+        feats = []
+        for s in range(0, len(texts), self.text_batch):
+            tokens = self.tokenizer(list(texts[s : s + self.text_batch])).to(self.device)
+            feats.append(torch.nn.functional.normalize(encode_text_tokens(self.model, tokens).float(), dim=-1).cpu())
+        return torch.cat(feats) if feats else torch.zeros(0, 0)
+
+    @torch.no_grad()
+    def score_pairs(self, images: Sequence, texts: Sequence[str]) -> torch.Tensor:
+        if len(images) != len(texts):
+            raise ValueError(f"score_pairs: {len(images)} images but {len(texts)} texts")
+        return (self.encode_images(images) * self.encode_texts(texts)).sum(dim=1)

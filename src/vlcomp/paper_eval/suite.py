@@ -1,0 +1,108 @@
+"""The paper profile's benchmark registry: short names -> (prepare from inputs, batched + naive scoring,
+aggregate from per-item tables).
+
+A stage runs any list of them from params::
+
+    tables = run_benchmarks(scorer, ["vg_relation", "sugarcrepe"], inputs)   # per-item DataFrames
+    metrics = aggregate_tables(tables)                                       # MLflow-safe metric dict
+
+``inputs`` is a flat mapping of file/folder paths and options (the ``paper_inputs`` keys of params.yaml:
+``aro_vg_relation``, ``aro_images``, ``coco_karpathy_test``, ...; each ``prepare_*`` docstring lists what it
+reads). Every benchmark is prepared (annotations read and checked) before the first one is scored, so a bad
+path or record fails in seconds. Image files are checked up front too (:class:`EngineOptions.check_images`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import pandas as pd
+
+from ..registry import Registry
+from . import aro, hardpos, retrieval, twochoice
+from .engine import EngineOptions, FeatureCache, Task, naive_task, score_task
+
+
+@dataclass(frozen=True)
+class PaperBenchmark:
+    name: str
+    stands_for: str
+    prepare: Callable[[Mapping[str, Any]], Task]  # inputs -> loaded, checked task
+    aggregate: Callable[[Mapping[str, pd.DataFrame]], dict[str, float]]  # per-item tables -> metrics
+    tables: tuple[str, ...]  # names of the per-item tables it writes and reads
+
+    def run(self, scorer: Any, inputs: Mapping[str, Any], options: EngineOptions | None = None, *,
+            cache: FeatureCache | None = None) -> dict[str, pd.DataFrame]:
+        """Per-item tables, batched."""
+        return score_task(scorer, self.prepare(inputs), options, cache=cache)
+
+    def run_naive(self, scorer: Any, inputs: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+        """Per-item tables from the one-item-at-a-time reference loop (parity checks, benchmarks)."""
+        return naive_task(scorer, self.prepare(inputs))
+
+
+PAPER_BENCHMARKS: Registry[PaperBenchmark] = Registry("paper benchmark")
+
+for _b in (
+    PaperBenchmark("vg_relation", "ARO VG-Relation", aro.prepare_vg_relation, aro.aggregate_vg_relation,
+                   ("vg_relation",)),
+    PaperBenchmark("vg_attribution", "ARO VG-Attribution", aro.prepare_vg_attribution, aro.aggregate_vg_attribution,
+                   ("vg_attribution",)),
+    PaperBenchmark("coco_order", "ARO COCO-Order (Karpathy test)", aro.prepare_coco_order,
+                   partial(aro.aggregate_order, name="coco_order"), ("coco_order",)),
+    PaperBenchmark("flickr_order", "ARO Flickr30k-Order (Karpathy test)", aro.prepare_flickr_order,
+                   partial(aro.aggregate_order, name="flickr_order"), ("flickr_order",)),
+    PaperBenchmark("coco_retrieval", "COCO Karpathy test retrieval", retrieval.prepare_coco_retrieval,
+                   partial(retrieval.aggregate_retrieval, name="coco_retrieval"),
+                   ("coco_retrieval_i2t", "coco_retrieval_t2i")),
+    PaperBenchmark("flickr_retrieval", "Flickr30k Karpathy test retrieval", retrieval.prepare_flickr_retrieval,
+                   partial(retrieval.aggregate_retrieval, name="flickr_retrieval"),
+                   ("flickr_retrieval_i2t", "flickr_retrieval_t2i")),
+    PaperBenchmark("sugarcrepe", "SugarCrepe (7 categories)", twochoice.prepare_sugarcrepe,
+                   twochoice.aggregate_sugarcrepe, ("sugarcrepe",)),
+    PaperBenchmark("valse", "VALSE (11 instruments, validated foils)", twochoice.prepare_valse,
+                   twochoice.aggregate_valse, ("valse",)),
+    PaperBenchmark("vlchecklist", "VL-CheckList ITC (TSVLC protocol)", twochoice.prepare_vlchecklist,
+                   twochoice.aggregate_vlchecklist, ("vlchecklist",)),
+    PaperBenchmark("ccneg", "CC-Neg (CoN-CLIP)", twochoice.prepare_ccneg, twochoice.aggregate_ccneg, ("ccneg",)),
+    PaperBenchmark("replace", "Hard Positives REPLACE (attributes + relations)", hardpos.prepare_replace,
+                   partial(hardpos.aggregate_hardpos, name="replace"), ("replace",)),
+    PaperBenchmark("swap", "Hard Positives SWAP", hardpos.prepare_swap,
+                   partial(hardpos.aggregate_hardpos, name="swap"), ("swap",)),
+):
+    PAPER_BENCHMARKS.add(_b.name, _b)
+
+
+def _benchmarks(names: Iterable[str]) -> list[PaperBenchmark]:
+    if isinstance(names, str):
+        raise ValueError(f"benchmark names must be a list, got the str {names!r}")
+    names = list(names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"benchmark names repeat: {names}")
+    return [PAPER_BENCHMARKS.get(n) for n in names]  # an unknown name raises, listing the known ones
+
+
+def run_benchmarks(scorer: Any, names: Iterable[str], inputs: Mapping[str, Any],
+                   options: EngineOptions | None = None) -> dict[str, pd.DataFrame]:
+    """Per-item tables of every named benchmark, batched. All are prepared first; a dual scorer's features
+    are shared between them (one :class:`FeatureCache`)."""
+    benches = _benchmarks(names)
+    tasks = [b.prepare(inputs) for b in benches]
+    cache = FeatureCache(scorer) if getattr(scorer, "kind", None) == "dual" else None
+    tables: dict[str, pd.DataFrame] = {}
+    for task in tasks:
+        tables.update(score_task(scorer, task, options, cache=cache))
+    return tables
+
+
+def aggregate_tables(tables: Mapping[str, pd.DataFrame], names: Iterable[str] | None = None) -> dict[str, float]:
+    """Metrics of every benchmark whose tables are all present (or of ``names``, which must be)."""
+    benches = _benchmarks(names) if names is not None else [PAPER_BENCHMARKS.get(n) for n in PAPER_BENCHMARKS]
+    metrics: dict[str, float] = {}
+    for b in benches:
+        if names is not None or all(t in tables for t in b.tables):
+            metrics.update(b.aggregate(tables))
+    return metrics

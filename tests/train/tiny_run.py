@@ -1,0 +1,78 @@
+"""A tiny NegCLIP run (toy-vit-p8, hard negatives and hard images) shared by the resume and distributed tests.
+
+Also a script, for the kill test: ``python tiny_run.py OUT CHECKPOINT_DIR [--sleep S]`` trains with
+``resume=True`` (sleeping ``S`` seconds per logged step, to leave time to be killed) and writes the result to
+OUT when it finishes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+import torch
+
+from vlcomp.losses import get_loss
+from vlcomp.models.factory import ModelSpec, create_model
+from vlcomp.text.tokenizer import get_tokenizer
+from vlcomp.train.checkpoint import plain_rng_state
+from vlcomp.train.data import BatchSampler, Row
+from vlcomp.train.loop import TrainConfig, train
+
+ARCH = "toy-vit-p8"  # LayerNorm only, so data parallelism is exact (BatchNorm statistics would be per rank)
+WORDS = "a the red blue green small large circle square star cross arrow above below left right of and".split()
+# 16 rows, batch 4: 4 steps per epoch; 2.5 epochs = 10 steps, so checkpoints fall mid-epoch and mid-log-window
+CFG = TrainConfig(lr=1e-3, epochs=2.5, batch_size=4, warmup_steps=2, log_every=2)
+KILL_CFG = TrainConfig(lr=1e-3, epochs=2.5, batch_size=4, warmup_steps=2, log_every=1)
+
+
+def data(n_images: int = 8, captions: int = 2, seed: int = 0) -> tuple[np.ndarray, list[Row], np.ndarray]:
+    g = np.random.default_rng(seed)
+    images = g.integers(0, 256, size=(n_images, 48, 48, 3), dtype=np.uint8)
+
+    def text() -> str:
+        return " ".join(g.choice(WORDS, size=int(g.integers(3, 8))))
+
+    rows = [Row(i, text(), tuple(text() for _ in range(3))) for i in range(n_images) for _ in range(captions)]
+    hard = np.asarray([[(i + d) % n_images for d in range(1, 4)] for i in range(n_images)])
+    return images, rows, hard
+
+
+def run(cfg: TrainConfig = CFG, *, arch: str = ARCH, n_images: int = 8, seed: int = 7, on_log=None, **options):
+    """Train a freshly initialised model; returns (model, history, the sampler generator)."""
+    images, rows, hard = data(n_images)
+    model = create_model(ModelSpec(arch), init_seed=0)
+    sampler = BatchSampler(rows, cfg.batch_size, use_negatives=True, hard_images=hard)
+    rng = np.random.default_rng(seed)
+    history = train(model, get_tokenizer("world", arch, 32), images, sampler, get_loss("negclip"), cfg, rng,
+                    on_log=on_log, **options)
+    return model, history, rng
+
+
+def result(model: torch.nn.Module, history: list[dict], rng: np.random.Generator) -> dict:
+    """What must be bitwise equal between runs: weights, history without the timing field, generator state."""
+    return {"state": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "history": [{k: v for k, v in rec.items() if k != "samples_per_s"} for rec in history],
+            "rng": plain_rng_state(rng)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("checkpoint_dir")
+    ap.add_argument("--sleep", type=float, default=0.0)
+    a = ap.parse_args()
+    torch.set_num_threads(1)  # as tests/conftest.py: same kernels, same bits
+
+    def slow(step: int, rec: dict) -> None:
+        time.sleep(a.sleep)
+
+    out = run(KILL_CFG, on_log=slow, checkpoint_dir=a.checkpoint_dir, checkpoint_every=2, resume=True)
+    torch.save(result(*out), a.out + ".tmp")
+    os.replace(a.out + ".tmp", a.out)
+
+
+if __name__ == "__main__":
+    main()
