@@ -47,3 +47,25 @@ def test_tracking_off_is_a_noop(monkeypatch, tmp_path):
         tr.log_metrics({"x": 1.0})
         assert tr.run_id is None
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_git_commit_ignores_dvc_lock_but_not_source(tmp_path):
+    """DVC rewrites dvc.lock mid-pipeline; provenance must not read "-dirty" for that, only for source edits."""
+    import subprocess
+
+    from vlcomp.tracking import git_commit
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "dvc.lock").write_text("a\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    clean = git_commit(tmp_path)
+    assert not clean.endswith("-dirty") and len(clean) == 40
+    (tmp_path / "dvc.lock").write_text("b\n")
+    assert git_commit(tmp_path) == clean
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_commit(tmp_path) == clean + "-dirty"
