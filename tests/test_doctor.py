@@ -93,5 +93,36 @@ def test_main_prints_one_line_per_problem_and_exits_1(data, tmp_path, monkeypatc
 
 def test_repository_params_name_only_known_inputs():
     params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
-    findings = check_paper_inputs({k: "" for k in params["paper_inputs"]})
+    from vlcomp.doctor import MAPPING_KEYS, OPTION_KEYS
+
+    paths = {k: "" for k in params["paper_inputs"] if k not in OPTION_KEYS | MAPPING_KEYS}
+    findings = check_paper_inputs(paths)
     assert {f.status for f in findings} == {"skipped"}
+
+
+def test_new_inputs_and_models_are_checked(tmp_path, monkeypatch):
+    """Settings pass through, folder mappings are checked entry by entry, and each model spec is validated and
+    its files looked for (without loading weights)."""
+    from vlcomp.doctor import check_paper_models
+
+    (tmp_path / "v7w").mkdir()
+    findings = check_paper_inputs({"order_seeds": 5, "valse_images": {"visual7w": str(tmp_path / "v7w"),
+                                                                      "swig": str(tmp_path / "nope")},
+                                   "vlchecklist_files": {"vg_color": {"annotations": "", "images": str(tmp_path)}}})
+    got = {f.item: f.status for f in findings}
+    assert got == {"order_seeds": "ok", "valse_images.visual7w": "ok", "valse_images.swig": "missing",
+                   "vlchecklist_files.vg_color.annotations": "skipped", "vlchecklist_files.vg_color.images": "ok"}
+    monkeypatch.setenv("VLCOMP_CHECKPOINTS", str(tmp_path))
+    (tmp_path / "negclip.pth").write_bytes(b"x")
+    params = {"paper_models": {
+        "negclip": {"family": "openclip", "arch": "ViT-B-32", "weights": "$VLCOMP_CHECKPOINTS/negclip.pth",
+                    "openai_derived": True},
+        "ceclip": {"family": "openclip", "arch": "ViT-B-32", "weights": "$VLCOMP_CHECKPOINTS/ce.pt",
+                   "openai_derived": True},
+        "bad": {"family": "nosuch"}},
+        "paper_evaluate": {"models": ["negclip", "ceclip", "bad", "absent"]}}
+    got = {f.item: (f.status, f.detail) for f in check_paper_models(params)}
+    assert got["paper_models.negclip"][0] == "ok"
+    assert got["paper_models.ceclip"][0] == "missing" and "ce.pt" in got["paper_models.ceclip"][1]
+    assert got["paper_models.bad"][0] == "malformed" and "nosuch" in got["paper_models.bad"][1]
+    assert got["paper_models.absent"][0] == "missing"

@@ -105,7 +105,60 @@ def _checkpoint(path: Path, inputs: dict) -> str:
     return f"{len(state)} tensors"
 
 
+def _valse(path: Path, inputs: dict) -> str:
+    from .datasets.valse import load_all
+
+    data = load_all(path)
+    return f"{sum(len(v) for v in data.values()):,} validated cases in {len(data)} instruments"
+
+
+def _ccneg(path: Path, inputs: dict) -> str:
+    from .datasets.ccneg import load_ccneg
+
+    return f"{len(load_ccneg(path)):,} cases"
+
+
+def _hard_positives(path: Path, inputs: dict) -> str:
+    from .datasets.hardpos import BENCHMARKS, load_benchmark
+
+    return ", ".join(f"{name} {len(load_benchmark(path, name))}" for name in BENCHMARKS)
+
+
+def _dirs(value: object, key: str) -> list[Finding]:
+    """A mapping of name -> folder (``valse_images``) or name -> {annotations, images} (``vlchecklist_files``)."""
+    if not isinstance(value, dict):
+        return [Finding(key, "malformed", f"expected a mapping, got {type(value).__name__}")]
+    out = []
+    for name, entry in value.items():
+        paths = entry if isinstance(entry, dict) else {"": entry}
+        for part, raw in paths.items():
+            label = f"{key}.{name}" + (f".{part}" if part else "")
+            try:
+                path = expand(raw)
+            except ValueError as e:
+                out.append(Finding(label, "missing", str(e)))
+                continue
+            if path is None:
+                out.append(Finding(label, "skipped", "not configured"))
+            elif not path.exists():
+                out.append(Finding(label, "missing", f"{path} not found"))
+            else:
+                out.append(Finding(label, "ok", "present"))
+    return out
+
+
+#: ``paper_inputs`` keys that are settings, not paths (read by vlcomp.paper_eval).
+OPTION_KEYS = frozenset({"order_seeds", "ccneg_split", "ccneg_n_eval", "sugarcrepe_categories",
+                         "valse_instruments", "aro_box_tolerance_px", "spacy_model"})
+#: ``paper_inputs`` keys holding a mapping of folders / files.
+MAPPING_KEYS = frozenset({"valse_images", "vlchecklist_files"})
+
 VALIDATORS: dict[str, Callable[[Path, dict], str]] = {
+    "valse_dir": _valse,
+    "ccneg_annotations": _ccneg,
+    "ccneg_images": _dir,
+    "hard_positives_dir": _hard_positives,
+    "hard_positives_images": _dir,
     "aro_vg_relation": _vg("relation"),
     "aro_vg_attribution": _vg("attribution"),
     "aro_relation_exclusions": _exclusions,
@@ -124,6 +177,12 @@ CHECKPOINT_PREFIX = "checkpoint_"
 def check_paper_inputs(inputs: dict) -> list[Finding]:
     out = []
     for key, value in inputs.items():
+        if key in OPTION_KEYS:
+            out.append(Finding(key, "ok", f"setting {value!r}"))
+            continue
+        if key in MAPPING_KEYS:
+            out.extend(_dirs(value, key))
+            continue
         try:
             path = expand(value)
         except ValueError as e:
@@ -146,6 +205,33 @@ def check_paper_inputs(inputs: dict) -> list[Finding]:
             out.append(Finding(key, "missing", str(e)))
         except ValueError as e:
             out.append(Finding(key, "malformed", str(e)))
+    return out
+
+
+def check_paper_models(params: dict) -> list[Finding]:
+    """Every model ``paper_evaluate.models`` names: a valid ``paper_models`` spec whose files exist (weights are
+    not loaded here: that costs minutes per model; the spec, the files and their existence are what fail)."""
+    from .models.zoo import check_spec
+
+    models = params.get("paper_models") or {}
+    names = (params.get("paper_evaluate") or {}).get("models") or list(models)
+    out = []
+    for name in names:
+        label = f"paper_models.{name}"
+        if name not in models:
+            out.append(Finding(label, "missing", "named in paper_evaluate.models but has no spec"))
+            continue
+        try:
+            _, spec = check_spec(name, models[name])
+        except ValueError as e:
+            unset = "environment variable not set" in str(e)
+            out.append(Finding(label, "missing" if unset else "malformed", str(e)))
+            continue
+        missing = [f"{k}={v}" for k, v in spec.items()
+                   if k in ("weights", "checkpoint", "adapter", "path") and isinstance(v, str)
+                   and ("/" in v or v.endswith((".pt", ".pth", ".bin", ".safetensors"))) and not Path(v).exists()]
+        out.append(Finding(label, "missing", f"not found: {', '.join(missing)}") if missing
+                   else Finding(label, "ok", f"family {spec['family']}"))
     return out
 
 
@@ -187,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(inputs, dict) or not inputs:
             print(f"malformed params: {path} has no `paper_inputs` mapping")
             return 1
-        findings = check_paper_inputs(inputs)
+        findings = check_paper_inputs(inputs) + check_paper_models(params)
     else:
         findings = check_toy(params)
     bad = [f for f in findings if f.status in ("missing", "malformed")]
