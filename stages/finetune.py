@@ -1,15 +1,32 @@
-"""Stage `finetune@<variant>` (train one variant) and `select_lr@<method>` (pick its learning rate)."""
+"""Stage `finetune@<variant>` (train one variant) and `select_lr@<method>` (pick its learning rate).
+
+Runs alone (`dvc repro`) or under torchrun (`torchrun --nproc_per_node N stages/finetune.py --variant ...`):
+every rank trains on its shard of each global batch (vlcomp.distributed), rank 0 alone logs to MLflow and
+writes the outputs. With `finetune.checkpoint_every` > 0 the training state is saved atomically to
+`checkpoints/finetune@<variant>/` and a killed run resumes from it when the stage is run again (bitwise the
+same result as an uninterrupted run); the folder is removed once the stage's outputs are written.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 from pathlib import Path
 
 from _common import parser, run
 from vlcomp.config import load_params, section
+from vlcomp.distributed import init_from_env, is_main
 from vlcomp.io import atomic_dir, read_json, write_json
 from vlcomp.models.factory import save_checkpoint
-from vlcomp.tracking import stage_run
-from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, select_lr, with_weights
+from vlcomp.tracking import StageRun, stage_run
+from vlcomp.train.finetune import (
+    FinetuneData,
+    finetune_config,
+    finetune_one,
+    resolve_device,
+    select_lr,
+    with_weights,
+)
 from vlcomp.train.recipes import method_config, model_spec, variant_config
 
 
@@ -47,6 +64,10 @@ def main() -> None:
 
     if not args.lr_dir:
         p.error("--variant needs --lr-dir")
+    init_from_env()  # a no-op unless launched by torchrun
+    main_rank = is_main()
+    device = resolve_device(cfg.device)
+    ckpt_dir = Path("checkpoints") / f"finetune@{args.variant}"
     variant = variant_config(params, args.variant)
     method = method_config(params, variant.method)
     lr = read_json(Path(args.lr_dir) / "selection.json")["selected_lr"]
@@ -54,16 +75,25 @@ def main() -> None:
     data = FinetuneData(args.world, args.mined, cfg)
     used = {"finetune": section(params, "finetune"), f"methods.{variant.method}": section(params, f"methods.{variant.method}"),
             f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr}
-    with stage_run(f"finetune@{args.variant}", experiment="aro", profile=profile, paper=method.paper,
-                   method=variant.method, seed=variant.seed, params=used) as tr:
+    tracked = (stage_run(f"finetune@{args.variant}", experiment="aro", profile=profile, paper=method.paper,
+                         method=variant.method, seed=variant.seed, params=used)
+               if main_rank else contextlib.nullcontext(StageRun(False)))
+    with tracked as tr:
         model, history = finetune_one(base, data, method, tcfg, variant.seed, args.variant,
-                                      on_log=lambda s, r: tr.log_metrics({f"train/{k}": v for k, v in r.items()}, step=s))
+                                      on_log=lambda s, r: tr.log_metrics({f"train/{k}": v for k, v in r.items()}, step=s),
+                                      checkpoint_dir=ckpt_dir if cfg.checkpoint_every else None,
+                                      checkpoint_every=cfg.checkpoint_every, resume=bool(cfg.checkpoint_every),
+                                      device=device)
+        if not main_rank:
+            return
+        model = model.cpu()
         with atomic_dir(args.out) as tmp:
             save_checkpoint(model, tmp / "model.pt")
             write_json(tmp / "history.json", history)
             write_json(tmp / "model.json", {"arch": base.arch, "tokenizer": base.tokenizer,
                                             "context_length": base.context_length, "method": variant.method,
                                             "seed": variant.seed, "lr": lr, "n_rows": len(data.rows)})
+        shutil.rmtree(ckpt_dir, ignore_errors=True)  # the outputs are in place; the resume state is spent
 
 
 if __name__ == "__main__":

@@ -32,8 +32,14 @@ class FinetuneConfig:
     batch_size: int
     warmup_steps: int = 50
     weight_decay: float = 0.2
+    checkpoint_every: int = 0  # steps between resumable training checkpoints (0: none); results do not change
+    device: str = "auto"  # "auto": cuda when available (mixed precision then on), else cpu
 
     def __post_init__(self) -> None:
+        if isinstance(self.checkpoint_every, bool) or not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 0:
+            raise ValueError(f"finetune.checkpoint_every={self.checkpoint_every!r}: must be an int >= 0")
+        if not (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda")):
+            raise ValueError(f"finetune.device={self.device!r}: must be auto, cpu or cuda[:N]")
         if not self.lr_grid:
             raise ValueError("finetune.lr_grid: must list at least one learning rate")
         for lr in self.lr_grid:
@@ -43,6 +49,15 @@ class FinetuneConfig:
     def train_config(self, lr: float, epochs: float) -> TrainConfig:
         return TrainConfig(lr=lr, epochs=epochs, batch_size=self.batch_size, warmup_steps=self.warmup_steps,
                            weight_decay=self.weight_decay)
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` (the local rank's GPU under torchrun) when CUDA is present, else ``cpu``."""
+    if device != "auto":
+        return device
+    if torch.cuda.is_available():
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+    return "cpu"
 
 
 def finetune_config(values: dict) -> FinetuneConfig:
