@@ -233,3 +233,14 @@ def test_group_accuracies_loop_parity():
 def test_karpathy_bad_input(tmp_path, records, message):
     with pytest.raises(RecordError, match=message):
         load_karpathy(_write(tmp_path / "k.json", records))
+
+
+def test_sugarcrepe_nan_score_is_an_error_not_a_wrong_answer():
+    import numpy as np
+    import pytest
+
+    from vlcomp.datasets.sugarcrepe import correct
+
+    assert correct(np.array([0.2, 0.1]), np.array([0.1, 0.1])).tolist() == [True, False]
+    with pytest.raises(ValueError, match="NaN"):
+        correct(np.array([np.nan, 0.3]), np.array([0.1, 0.1]))

@@ -53,8 +53,9 @@ def load_all(data_dir: str | Path, categories: tuple[str, ...] = CATEGORIES) -> 
 
 
 def correct(pos_scores: np.ndarray, neg_scores: np.ndarray) -> np.ndarray:
-    """Per case: ``pos > neg`` (strict; a tie is wrong), as ``main_eval.py::text_retrieval``."""
-    return pairwise_correct(pos_scores, neg_scores, reject_nan=False)
+    """Per case: ``pos > neg`` (strict; a tie is wrong), as ``main_eval.py::text_retrieval``. A NaN score is an
+    error (the reference would count it wrong silently; a NaN means a broken model, not a wrong answer)."""
+    return pairwise_correct(pos_scores, neg_scores, names="SugarCrepe positive and negative")
 
 
 def group_accuracies(correct_by_category: Mapping[str, np.ndarray]) -> dict[str, float]:
