@@ -133,18 +133,20 @@ def _dirs(value: object, key: str) -> list[Finding]:
         paths = entry if isinstance(entry, dict) else {"": entry}
         for part, raw in paths.items():
             label = f"{key}.{name}" + (f".{part}" if part else "")
-            try:
-                path = expand(raw)
-            except ValueError as e:
-                out.append(Finding(label, "missing", str(e)))
-                continue
-            if path is None:
-                out.append(Finding(label, "skipped", "not configured"))
-            elif not path.exists():
-                out.append(Finding(label, "missing", f"{path} not found"))
-            else:
-                out.append(Finding(label, "ok", "present"))
+            path, problem = _locate(label, raw)
+            if problem is None and not path.exists():
+                problem = Finding(label, "missing", f"{path} not found")
+            out.append(problem or Finding(label, "ok", "present"))
     return out
+
+
+def _locate(label: str, raw: object) -> tuple[Path | None, Finding | None]:
+    """The expanded path of one input, or the finding that stops its check (unset variable, not configured)."""
+    try:
+        path = expand(raw)
+    except ValueError as e:
+        return None, Finding(label, "missing", str(e))
+    return path, (Finding(label, "skipped", "not configured") if path is None else None)
 
 
 #: ``paper_inputs`` keys that are settings, not paths (read by vlcomp.paper_eval).
@@ -183,13 +185,9 @@ def check_paper_inputs(inputs: dict) -> list[Finding]:
         if key in MAPPING_KEYS:
             out.extend(_dirs(value, key))
             continue
-        try:
-            path = expand(value)
-        except ValueError as e:
-            out.append(Finding(key, "missing", str(e)))
-            continue
-        if path is None:
-            out.append(Finding(key, "skipped", "not configured"))
+        path, problem = _locate(key, value)
+        if problem is not None:
+            out.append(problem)
             continue
         validator = VALIDATORS.get(key) or (_checkpoint if key.startswith(CHECKPOINT_PREFIX) else None)
         if validator is None:
@@ -211,7 +209,7 @@ def check_paper_inputs(inputs: dict) -> list[Finding]:
 def check_paper_models(params: dict) -> list[Finding]:
     """Every model ``paper_evaluate.models`` names: a valid ``paper_models`` spec whose files exist (weights are
     not loaded here: that costs minutes per model; the spec, the files and their existence are what fail)."""
-    from .models.zoo import check_spec
+    from .models.zoo import check_spec, is_file_ref
 
     models = params.get("paper_models") or {}
     names = (params.get("paper_evaluate") or {}).get("models") or list(models)
@@ -229,7 +227,7 @@ def check_paper_models(params: dict) -> list[Finding]:
             continue
         missing = [f"{k}={v}" for k, v in spec.items()
                    if k in ("weights", "checkpoint", "adapter", "path") and isinstance(v, str)
-                   and ("/" in v or v.endswith((".pt", ".pth", ".bin", ".safetensors"))) and not Path(v).exists()]
+                   and is_file_ref(v) and not Path(v).exists()]
         out.append(Finding(label, "missing", f"not found: {', '.join(missing)}") if missing
                    else Finding(label, "ok", f"family {spec['family']}"))
     return out

@@ -164,7 +164,7 @@ def _type_name(types: tuple[type, ...]) -> str:
     return "number" if float in types else " or ".join(t.__name__ for t in types)
 
 
-def _is_file_ref(weights: str) -> bool:
+def is_file_ref(weights: str) -> bool:
     return "/" in weights or os.sep in weights or weights.endswith(_FILE_SUFFIXES)
 
 
@@ -212,7 +212,7 @@ def check_spec(name: str, spec: Mapping[str, Any]) -> tuple[Family, dict[str, An
                              f"{', '.join(map(str, k.choices))}")
         if k.positive and not value > 0:
             raise ValueError(f"model {name!r}: key {key!r}={value!r} must be positive")
-        if k.path or (k.tag_or_path and ("$" in value or value.startswith("~") or _is_file_ref(value))):
+        if k.path or (k.tag_or_path and ("$" in value or value.startswith("~") or is_file_ref(value))):
             value = _expand_path(name, key, value)
         out[key] = value
     return family, out
@@ -331,7 +331,7 @@ def resolve_quick_gelu(name: str, arch: str, weights: str | None, *, openai_deri
         raise ValueError(f"model {name!r}: key 'arch'={arch!r} is not an open_clip architecture")
     config_qg = bool(cfg.get("quick_gelu", False))
     tag_qg: bool | None = None
-    if weights is not None and not _is_file_ref(weights):
+    if weights is not None and not is_file_ref(weights):
         tag_cfg = open_clip.get_pretrained_cfg(arch, weights)
         if not tag_cfg:
             tags = ", ".join(open_clip.list_pretrained_tags_by_model(arch)) or "(none)"
@@ -361,7 +361,7 @@ def create_open_clip(name: str, arch: str, weights: str | None, *,
     import open_clip
 
     register_toy_configs()
-    is_file = weights is not None and _is_file_ref(weights)
+    is_file = weights is not None and is_file_ref(weights)
     if is_file and not Path(weights).is_file():
         raise FileNotFoundError(f"{weights}: weights of model {name!r} not found (spec key 'weights')")
     state = read_state_dict(weights, what=f"weights of model {name!r}") if is_file else None
@@ -705,6 +705,20 @@ class _CrossScorer:
         raise TypeError(f"scorer {self.name!r} is a cross encoder: use score_pairs, or "
                         "dual_view().encode_texts")
 
+    @torch.no_grad()
+    def score_pairs(self, images: Sequence, texts: Sequence[str]) -> torch.Tensor:
+        """Pairs in chunks of ``pair_batch``; each chunk preprocesses its distinct images once."""
+        _check_pairs(images, texts)
+        out = []
+        for s in range(0, len(images), self.pair_batch):
+            uniq, idx = _unique(images[s : s + self.pair_batch])
+            out.append(self._score_chunk(uniq, idx.to(self.device), texts[s : s + self.pair_batch]).cpu())
+        return torch.cat(out) if out else torch.zeros(0)
+
+    def _score_chunk(self, images: Sequence, idx: torch.Tensor, texts: Sequence[str]) -> torch.Tensor:
+        """Scores of pairs ``(images[idx[i]], texts[i])``."""
+        raise NotImplementedError
+
 
 class BlipScorer(_CrossScorer):
     """BLIP ITM + ITC (ARO's BLIP wrapper) over transformers' ``BlipForImageTextRetrieval``."""
@@ -734,26 +748,18 @@ class BlipScorer(_CrossScorer):
         h = self.model.text_encoder(input_ids=tok["input_ids"], attention_mask=tok["attention_mask"])
         return nn.functional.normalize(self.model.text_proj(h.last_hidden_state[:, 0, :]).float(), dim=-1)
 
-    @torch.no_grad()
-    def score_pairs(self, images: Sequence, texts: Sequence[str]) -> torch.Tensor:
-        _check_pairs(images, texts)
-        out = []
-        for s in range(0, len(images), self.pair_batch):
-            uniq, idx = _unique(images[s : s + self.pair_batch])
-            embeds = self._image_embeds(uniq)
-            idx = idx.to(self.device)
-            tok = self.tokens(texts[s : s + self.pair_batch])
-            itc = (self._itc_image(embeds)[idx] * self._itc_text(tok)).sum(dim=1)
-            ids = tok["input_ids"].clone()
-            if self.enc_token_id is not None:
-                ids[:, 0] = self.enc_token_id
-            e = embeds[idx]
-            e_mask = torch.ones(e.shape[:-1], dtype=torch.long, device=self.device)
-            h = self.model.text_encoder(input_ids=ids, attention_mask=tok["attention_mask"],
-                                        encoder_hidden_states=e, encoder_attention_mask=e_mask)
-            itm = self.model.itm_head(h.last_hidden_state[:, 0, :])[:, 1].float()
-            out.append((itm + itc).cpu())
-        return torch.cat(out) if out else torch.zeros(0)
+    def _score_chunk(self, images: Sequence, idx: torch.Tensor, texts: Sequence[str]) -> torch.Tensor:
+        embeds = self._image_embeds(images)
+        tok = self.tokens(texts)
+        itc = (self._itc_image(embeds)[idx] * self._itc_text(tok)).sum(dim=1)
+        ids = tok["input_ids"].clone()
+        if self.enc_token_id is not None:
+            ids[:, 0] = self.enc_token_id
+        e = embeds[idx]
+        e_mask = torch.ones(e.shape[:-1], dtype=torch.long, device=self.device)
+        h = self.model.text_encoder(input_ids=ids, attention_mask=tok["attention_mask"],
+                                    encoder_hidden_states=e, encoder_attention_mask=e_mask)
+        return self.model.itm_head(h.last_hidden_state[:, 0, :])[:, 1].float() + itc
 
     def dual_view(self) -> _DualView:
         """ITC: normalised ``vision_proj`` / ``text_proj`` of the [CLS] tokens (retrieval's pre-selection)."""
@@ -780,17 +786,9 @@ class FlavaScorer(_CrossScorer):
         x = self.processor(images=[im.convert("RGB") for im in images], return_tensors="pt")["pixel_values"]
         return x.to(self.device)
 
-    @torch.no_grad()
-    def score_pairs(self, images: Sequence, texts: Sequence[str]) -> torch.Tensor:
-        _check_pairs(images, texts)
-        out = []
-        for s in range(0, len(images), self.pair_batch):
-            uniq, idx = _unique(images[s : s + self.pair_batch])
-            pix = self._pixels(uniq)[idx.to(self.device)]
-            tok = self.tokens(texts[s : s + self.pair_batch])
-            mm = self.model.flava(pixel_values=pix, **tok).multimodal_embeddings
-            out.append(torch.softmax(self.model.itm_head(mm).float(), dim=-1)[:, 1].cpu())
-        return torch.cat(out) if out else torch.zeros(0)
+    def _score_chunk(self, images: Sequence, idx: torch.Tensor, texts: Sequence[str]) -> torch.Tensor:
+        mm = self.model.flava(pixel_values=self._pixels(images)[idx], **self.tokens(texts)).multimodal_embeddings
+        return torch.softmax(self.model.itm_head(mm).float(), dim=-1)[:, 1]
 
     def _image_features(self, images: Sequence) -> torch.Tensor:
         f = self.model.flava.get_image_features(pixel_values=self._pixels(images)).pooler_output[:, 0, :]
