@@ -59,6 +59,20 @@ def _finish_pair(meta: pd.DataFrame, scores: np.ndarray, correct_fn) -> pd.DataF
 # --------------------------------------------------------------------------- SugarCrepe
 
 
+def _grouped_loader(keys: Sequence[str], rows: Sequence[tuple[str, Any]],
+                    sources: Mapping[str, str | Path] | None):
+    """Lazy image loader for ``(group, case)`` rows keyed by image path; errors name the group's file (from
+    ``sources``, else ``<group>.json``) and the first case that uses the image."""
+    first = first_by_key(keys, rows)
+    sources = sources or {}
+
+    def load(key: str):
+        group, case = first[key]
+        return open_image(key, where(sources.get(group, f"{group}.json"), repr(case.id)))
+
+    return load
+
+
 def sugarcrepe_task(cases_by_category: Mapping[str, Sequence[sugarcrepe_ds.SugarCrepeCase]],
                     images_dir: str | Path, sources: Mapping[str, str | Path] | None = None) -> ChoiceTask:
     """All categories in one task; the image key is the COCO val2017 file path."""
@@ -68,12 +82,7 @@ def sugarcrepe_task(cases_by_category: Mapping[str, Sequence[sugarcrepe_ds.Sugar
         if cat not in sugarcrepe_ds.CATEGORIES:
             raise ValueError(f"sugarcrepe: unknown category {cat!r}; known: {', '.join(sugarcrepe_ds.CATEGORIES)}")
     keys = [str(images_dir / c.filename) for _, c in rows]
-    first = first_by_key(keys, rows)
-    sources = sources or {}
-
-    def load(key: str):
-        cat, case = first[key]
-        return open_image(key, where(sources.get(cat, f"{cat}.json"), repr(case.id)))
+    load = _grouped_loader(keys, rows, sources)
 
     meta = pd.DataFrame({"category": [cat for cat, _ in rows], "id": [c.id for _, c in rows],
                          "filename": [c.filename for _, c in rows], "caption": [c.caption for _, c in rows],
@@ -124,12 +133,7 @@ def valse_task(cases_by_instrument: Mapping[str, Sequence[valse_ds.ValseCase]], 
     """All instruments in one task; the image key is the file path (CE-CLIP's folder choice per case)."""
     rows = [(ins, c) for ins, cases in cases_by_instrument.items() for c in cases]
     keys = [str(c.image_path(roots)) for _, c in rows]  # a case without its image folder fails here, not later
-    first = first_by_key(keys, rows)
-    sources = sources or {}
-
-    def load(key: str):
-        ins, case = first[key]
-        return open_image(key, where(sources.get(ins, f"{ins}.json"), repr(case.id)))
+    load = _grouped_loader(keys, rows, sources)
 
     meta = pd.DataFrame({"instrument": [i for i, _ in rows], "id": [c.id for _, c in rows],
                          "image_file": [c.image_file for _, c in rows], "caption": [c.caption for _, c in rows],
