@@ -1,9 +1,11 @@
 """Evaluation-only reproduction in the paper profile: every model of `paper_evaluate.models` (specs in
 `paper_models`) on every benchmark of `paper_evaluate.benchmarks` (files in `paper_inputs`).
 
-Usage: python scripts/evaluate_released.py [--params params.yaml] [--models clip negclip] [--benchmarks sugarcrepe]
-                                           [--out metrics/paper]
-Run `python -m vlcomp.doctor --profile paper` first: it checks every file and spec in seconds.
+Usage: python scripts/evaluate_released.py [--params profiles/paper.yaml] [--models clip negclip]
+                                           [--benchmarks sugarcrepe] [--out metrics/paper]
+Outside DVC (a quick look at a few models or benchmarks); in the pipeline the same evaluation is the stage
+`evaluate_released@<model>` of the paper profile. Default params: params.yaml if it is the paper profile, else
+profiles/paper.yaml. Run `python -m vlcomp.doctor --profile paper` first: it checks every file and spec in seconds.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from vlcomp.tracking import stage_run  # noqa: E402
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--params", help="default: params.yaml when it is the paper profile, else profiles/paper.yaml")
     p.add_argument("--models", nargs="*")
     p.add_argument("--benchmarks", nargs="*")
     p.add_argument("--out", default="metrics/paper")
     args = p.parse_args()
-    params = load_params(args.params)
+    path = args.params or "params.yaml"
+    if args.params is None and load_params(path).get("profile") != "paper":
+        path = "profiles/paper.yaml"
+    params = load_params(path)
 
     def log_run(model, used):
         return stage_run(f"evaluate_released@{model}", experiment="paper-evaluate", profile="paper",

@@ -24,14 +24,17 @@ REPO = Path(__file__).resolve().parents[1]
 COPY = ("dvc.yaml", "stages", "notebooks", "src", "calibration")
 
 
-def prepare(workdir: Path) -> None:
+def prepare(workdir: Path, params: dict | None = None) -> None:
+    """Copy the pipeline into ``workdir`` with ``params`` as its params.yaml (default: the toy profile with the
+    smoke overlay) and make it a git + DVC repository."""
     for name in COPY:
         src = REPO / name
         if src.is_dir():
             shutil.copytree(src, workdir / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         else:
             shutil.copy2(src, workdir / name)
-    params = merge_overlay(load_params(REPO / "params.yaml"), yaml.safe_load((REPO / "params.smoke.yaml").read_text()))
+    if params is None:
+        params = merge_overlay(load_params(REPO / "params.yaml"), yaml.safe_load((REPO / "params.smoke.yaml").read_text()))
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = {**os.environ, "GIT_AUTHOR_NAME": "smoke", "GIT_AUTHOR_EMAIL": "smoke@vlcomp.invalid",
            "GIT_COMMITTER_NAME": "smoke", "GIT_COMMITTER_EMAIL": "smoke@vlcomp.invalid"}

@@ -1,4 +1,5 @@
-"""Stage `benchmarks`: build every ARO benchmark twin from the world (toy profile)."""
+"""Stage `benchmarks`: build every ARO benchmark twin from the world (toy profile); in the paper profile, load and
+check every released benchmark file and its images before any GPU time (vlcomp.paper.benchmarks)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,18 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
+    if params["profile"] == "paper":
+        from vlcomp.paper.benchmarks import check_benchmarks
+        from vlcomp.paper.evaluate import evaluation_settings
+
+        names, inputs, _ = evaluation_settings(params)
+        used = {"paper_evaluate.benchmarks": names, "paper_inputs": section(params, "paper_inputs")}
+        with stage_run("benchmarks", experiment="aro", profile="paper", paper="aro", params=used) as tr:
+            with atomic_dir(args.out) as tmp:
+                manifest = check_benchmarks(names, inputs)
+                write_json(tmp / "manifest.json", manifest)
+            tr.log_metrics({f"benchmarks/{k}/n_items": v["n_items"] for k, v in manifest["benchmarks"].items()})
+        return
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
     wcfg, _, _ = world_configs(params)
     seed = section(params, "base.seed")

@@ -1,4 +1,5 @@
-"""Stage `evaluate@<model>`: every ARO benchmark on one model; per-item scores + metrics.json."""
+"""Stage `evaluate@<model>`: every ARO benchmark on one model; per-item scores + metrics.json. In the paper profile the
+model runs the papers' released-format benchmarks of `paper_evaluate.benchmarks` (vlcomp.paper.evaluate)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,20 @@ def main() -> None:
     params = load_params(args.params)
     ckpt = Path(args.checkpoint)
     meta = read_json(ckpt / "model.json")
+    if params["profile"] == "paper":
+        from vlcomp.paper.evaluate import checkpoint_scorer, evaluation_settings
+        from vlcomp.paper_eval.run import evaluate_scorer
+
+        names, inputs, device = evaluation_settings(params)
+        scorer = checkpoint_scorer(args.model, ckpt, device)
+        used = {"model": args.model, **meta, "benchmarks": names, "device": device}
+        with stage_run(args.stage, experiment="aro-evaluate", profile="paper", paper="aro", method=args.method,
+                       seed=args.seed, params=used) as tr:
+            evaluate_scorer(scorer, names, inputs, args.out, {
+                "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),
+                "source": "pipeline", "benchmarks": names, "device": device, "git_commit": git_commit(),
+                "dvc_stage": args.stage}, tr)
+        return
     spec = ModelSpec(meta["arch"], str(ckpt / "model.pt"), meta["tokenizer"], meta["context_length"])
     model = create_model(spec)
     tokenizer = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)

@@ -56,7 +56,7 @@ def main() -> None:
             def log(lr, m):
                 tr.log_metrics({f"lr_sweep/{k}": v for k, v in m.items()} | {"lr_sweep/lr": lr})
 
-            result = select_lr(base, data, method, cfg, 0, name, on_result=log)
+            result = select_lr(base, data, method, cfg, 0, name, on_result=log, device=resolve_device(cfg.device))
             with atomic_dir(args.out) as tmp:
                 write_json(tmp / "selection.json", result)
             tr.log_metrics({"selected_lr": result["selected_lr"]})

@@ -11,7 +11,7 @@ from vlcomp.mining import GENERATORS
 from vlcomp.models.factory import create_model
 from vlcomp.text.nlp import load_spacy
 from vlcomp.tracking import stage_run
-from vlcomp.train.finetune import with_weights
+from vlcomp.train.finetune import resolve_device, with_weights
 from vlcomp.train.recipes import model_spec
 
 
@@ -27,6 +27,7 @@ def main() -> None:
     cfg = build(cfg_cls, section(params, f"mine.{args.generator}"), f"mine.{args.generator}")
     seed = section(params, "base.seed")
     model = create_model(with_weights(model_spec(params), Path(args.base) / "model.pt"))
+    model.to(resolve_device(getattr(cfg, "device", "auto")))  # the paper profile's GPU; a no-op on the CPU
     nlp = load_spacy(section(params, "nlp.spacy_model"))
     used = {f"mine.{args.generator}": section(params, f"mine.{args.generator}"), "base.seed": seed,
             "nlp.spacy_model": section(params, "nlp.spacy_model")}

@@ -1,4 +1,5 @@
-"""Stage `pretrain`: contrastive pretraining of the tiny base CLIP from random init on the web split."""
+"""Stage `pretrain`: contrastive pretraining of the tiny base CLIP from random init on the web split; in the paper
+profile, resolve the pretrained weights instead (OpenAI ViT-B/32, vlcomp.paper.pretrain)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,21 @@ def main() -> None:
     params = load_params(args.params)
     seed = section(params, "base.seed")
     spec = model_spec(params)
+    if params["profile"] == "paper":
+        from vlcomp.paper.pretrain import resolve_base
+
+        used = {"model": section(params, "model"), "base.seed": seed}
+        with stage_run("pretrain", experiment="aro", profile="paper", paper="aro", method="clip", seed=seed,
+                       params=used) as tr:
+            model = resolve_base(spec)
+            with atomic_dir(args.out) as tmp:
+                save_checkpoint(model, tmp / "model.pt")
+                write_json(tmp / "history.json", [])
+                write_json(tmp / "model.json", {"arch": spec.arch, "tokenizer": spec.tokenizer,
+                                                "context_length": spec.context_length,
+                                                "trained_on": f"resolved: {spec.weights}"})
+            tr.log_metrics({"pretrain/n_parameters": float(sum(p.numel() for p in model.parameters()))})
+        return
     pcfg = dict(section(params, "pretrain"))
     split_name = pcfg.pop("split")
     cfg = train_config(pcfg, "pretrain")

@@ -1,4 +1,5 @@
-"""Stage `report@<paper>`: execute notebooks/<paper>.py with papermill and render HTML with nbconvert."""
+"""Stage `report@<paper>`: execute notebooks/<paper>.py (paper profile: notebooks/<paper>_paper.py) with papermill
+and render HTML with nbconvert."""
 
 from __future__ import annotations
 
@@ -22,16 +23,21 @@ def main() -> None:
     p.add_argument("--mined", default="data/mined/negclip", help="the NegCLIP mining output (negative composition)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    notebook = Path("notebooks") / f"{args.paper}.py"
-    if not notebook.exists():
-        raise FileNotFoundError(f"{notebook}: no report template for paper {args.paper!r}")
     params = load_params(args.params)
+    paper_profile = params["profile"] == "paper"
+    # the paper profile's report (real models, released checkpoints, the papers' numbers) has its own template
+    notebook = Path("notebooks") / (f"{args.paper}_paper.py" if paper_profile else f"{args.paper}.py")
+    if not notebook.exists():
+        raise FileNotFoundError(f"{notebook}: no {params['profile']}-profile report template for paper {args.paper!r}")
+    if paper_profile:
+        parameters = {"metrics_dir": args.metrics, "models_dir": args.models, "params_path": args.params}
+    else:
+        parameters = {"metrics_dir": args.metrics, "world_dir": args.world, "benchmarks_dir": args.benchmarks,
+                      "models_dir": args.models, "params_path": args.params, "calibration_csv": args.calibration,
+                      "mined_dir": args.mined}
     with stage_run(f"report@{args.paper}", experiment=args.paper, profile=params["profile"], paper=args.paper) as tr:
         with atomic_dir(args.out) as tmp:
-            render_report(notebook, tmp, {"metrics_dir": args.metrics, "world_dir": args.world,
-                                          "benchmarks_dir": args.benchmarks, "models_dir": args.models,
-                                          "out_dir": str(tmp), "params_path": args.params,
-                                          "calibration_csv": args.calibration, "mined_dir": args.mined})
+            render_report(notebook, tmp, {**parameters, "out_dir": str(tmp)})
             ledger = tmp / "tables" / "claims_ledger.csv"
             if ledger.exists():
                 tr.log_metrics(ledger_metrics(ledger))

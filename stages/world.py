@@ -1,4 +1,5 @@
-"""Stage `world`: generate the toy world's splits (images, scene graphs, captions)."""
+"""Stage `world`: generate the toy world's splits (images, scene graphs, captions); in the paper profile, index
+the real caption files and their images (vlcomp.paper.world)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,18 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
-    wcfg, ccfg, specs = world_configs(params)
     seed = section(params, "base.seed")
     used = {"world": section(params, "world"), "base.seed": seed}
+    if params["profile"] == "paper":
+        from vlcomp.paper.world import index_world
+
+        with stage_run("world", experiment="aro", profile="paper", paper="aro", seed=seed, params=used) as tr:
+            with atomic_dir(args.out) as tmp:
+                summary = index_world(section(params, "world"), tmp)
+                write_json(tmp / "summary.json", summary)
+            tr.log_metrics({f"world/{k}/{m}": v[m] for k, v in summary.items() for m in ("n_images", "n_captions")})
+        return
+    wcfg, ccfg, specs = world_configs(params)
     with stage_run("world", experiment="aro", profile=params["profile"], paper="aro", seed=seed, params=used) as tr:
         t0 = time.time()
         with atomic_dir(args.out) as tmp:

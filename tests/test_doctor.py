@@ -85,14 +85,17 @@ def test_main_prints_one_line_per_problem_and_exits_1(data, tmp_path, monkeypatc
     assert main(["--params", str(params)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("malformed aro_vg_attribution:") and lines[1].startswith("missing   sugarcrepe_dir:")
-    assert lines[-1] == "doctor (paper): 1 fine, 2 problem(s)"
+    # a full paper-profile params file: its fine-tuning inputs (world.splits, model) are checked too
+    assert any(ln.startswith("missing   world.splits:") for ln in lines)
+    assert any(ln.startswith("malformed model:") and "missing key 'model'" in ln for ln in lines)
+    assert lines[-1] == "doctor (paper): 1 fine, 4 problem(s)"
     params.write_text(yaml.safe_dump({"profile": "paper"}))
     assert main(["--params", str(params)]) == 1
     assert "no `paper_inputs` mapping" in capsys.readouterr().out
 
 
 def test_repository_params_name_only_known_inputs():
-    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "profiles" / "paper.yaml").read_text())
     from vlcomp.doctor import MAPPING_KEYS, OPTION_KEYS
 
     paths = {k: "" for k in params["paper_inputs"] if k not in OPTION_KEYS | MAPPING_KEYS}

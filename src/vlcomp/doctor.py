@@ -2,8 +2,10 @@
 is present and well-formed. Prints one line per missing or malformed item (and ``ok`` lines with ``-v``);
 exits 1 if anything is wrong.
 
-Paper-profile inputs are listed under ``paper_inputs`` in ``params.yaml``; paths may use environment
-variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
+The paper profile's inputs are its caption files (``world.splits``), its base weights (``model``), the released
+benchmark files (``paper_inputs``) and checkpoints (``paper_models``), in ``profiles/paper.yaml`` (or
+``params.yaml`` once it is the active profile; ``--profile paper`` reads the profile file when params.yaml is the
+toy one). Paths may use environment variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
 or ``null`` is skipped as "not configured". Each file is read with the loader the pipeline uses, so a file
 that passes the doctor also loads; image folders are checked for every image the annotations name (existence)
 and a sample of them is decoded.
@@ -233,6 +235,53 @@ def check_paper_models(params: dict) -> list[Finding]:
     return out
 
 
+def check_paper_pipeline(params: dict) -> list[Finding]:
+    """The fine-tuning side of the paper profile: each ``world.splits`` caption file (read with the world stage's
+    reader) with every image it names, and the base model (``model``: QuickGELU rule, weights file present)."""
+    out = []
+    splits = (params.get("world") or {}).get("splits") or {}
+    if not isinstance(splits, dict) or not splits:
+        out.append(Finding("world.splits", "missing", "no caption file to index (paper profile)"))
+    for name, spec in splits.items() if isinstance(splits, dict) else []:
+        label = f"world.splits.{name}"
+        try:
+            from .paper.world import paper_world_configs, read_caption_file
+
+            _, specs = paper_world_configs({"splits": {name: spec}})
+            s = specs[name]
+            for key, value in (("annotations", s.annotations), ("images", s.images)):
+                if "$" in value:
+                    raise FileNotFoundError(f"{key}={value!r}: environment variable not set")
+            records = read_caption_file(s.annotations)
+            root = Path(s.images)
+            if not root.is_dir():
+                raise FileNotFoundError(f"{root}: image folder not found")
+            missing = [r["image"] for r in records if not (root / r["image"]).is_file()]
+            if missing:
+                raise FileNotFoundError(f"{root}: {len(missing)} of {len(records)} images missing, e.g. {missing[0]}")
+            out.append(Finding(label, "ok", f"{len(records)} images, {sum(len(r['caption']) for r in records)} captions"))
+        except FileNotFoundError as e:
+            out.append(Finding(label, "missing", str(e)))
+        except ValueError as e:
+            out.append(Finding(label, "malformed", str(e)))
+    try:
+        from .models.zoo import is_file_ref
+        from .paper.pretrain import check_base_spec
+        from .train.recipes import model_spec
+
+        spec = model_spec(params)
+        weights = os.path.expanduser(os.path.expandvars(spec.weights or ""))
+        check_base_spec(spec)
+        if weights and is_file_ref(weights) and not Path(weights).is_file():
+            out.append(Finding("model", "missing", f"weights file {weights} not found"))
+        else:
+            where = "file" if weights and is_file_ref(weights) else "open_clip tag, read from the local cache"
+            out.append(Finding("model", "ok", f"{spec.arch} + {spec.weights} ({where})"))
+    except ValueError as e:
+        out.append(Finding("model", "malformed", str(e)))
+    return out
+
+
 def check_toy(params: dict) -> list[Finding]:
     """The toy profile needs no external data: check the pieces installed next to the code."""
     out = []
@@ -256,22 +305,31 @@ def check_toy(params: dict) -> list[Finding]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", default="params.yaml")
+    p.add_argument("--params", help="params file (default: params.yaml, or profiles/<profile>.yaml when --profile "
+                                     "names another profile than params.yaml's)")
     p.add_argument("--profile", choices=("toy", "paper"), help="default: params.yaml's `profile`")
     p.add_argument("-v", "--verbose", action="store_true", help="also print the items that are fine")
     args = p.parse_args(argv)
-    path = Path(args.params)
+    path = Path(args.params or "params.yaml")
     if not path.exists():
         print(f"missing   params: {path} not found")
         return 1
     params = yaml.safe_load(path.read_text()) or {}
     profile = args.profile or params.get("profile", "toy")
+    if args.params is None and params.get("profile", "toy") != profile:
+        path = Path("profiles") / f"{profile}.yaml"
+        if not path.exists():
+            print(f"missing   params: {path} not found")
+            return 1
+        params = yaml.safe_load(path.read_text()) or {}
     if profile == "paper":
         inputs = params.get("paper_inputs")
         if not isinstance(inputs, dict) or not inputs:
             print(f"malformed params: {path} has no `paper_inputs` mapping")
             return 1
         findings = check_paper_inputs(inputs) + check_paper_models(params)
+        if params.get("profile") == "paper":  # a full paper-profile params file: the fine-tuning inputs too
+            findings += check_paper_pipeline(params)
     else:
         findings = check_toy(params)
     bad = [f for f in findings if f.status in ("missing", "malformed")]

@@ -18,6 +18,7 @@ class NegClipMineConfig:
     split: str
     max_negatives: int = 5
     k_images: int = 3
+    device: str = "auto"  # where the hard-image features are computed (cuda when available, else cpu)
 
     def __post_init__(self) -> None:
         if self.max_negatives < 1:

@@ -61,9 +61,11 @@ def encode_images(model: torch.nn.Module, images: np.ndarray | Sequence[np.ndarr
                   perturb: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
     """L2-normalised image features [N, D]. ``images`` is uint8 [N, H, W, 3] or a list of such arrays of any
     size (crops); each is resized to the model's input. ``perturb`` runs on the preprocessed batch (ARO's
-    image shuffles act on the model-preprocessed tensor)."""
+    image shuffles act on the model-preprocessed tensor). Batches run on the model's device (the paper profile's
+    GPU); the features come back on the CPU."""
     model.eval()
     size = image_size(model)
+    device = next(model.parameters()).device
     feats = []
     for s in range(0, len(images), batch_size):
         chunk = images[s : s + batch_size]
@@ -73,8 +75,8 @@ def encode_images(model: torch.nn.Module, images: np.ndarray | Sequence[np.ndarr
             x = torch.cat([to_tensor(im[None], size) for im in chunk])  # [b, 3, S, S]
         if perturb is not None:
             x = perturb(x)
-        f = model.encode_image(x)
-        feats.append(torch.nn.functional.normalize(f.float(), dim=-1))
+        f = model.encode_image(x.to(device))  # on the CPU ``.to`` returns ``x`` itself
+        feats.append(torch.nn.functional.normalize(f.float(), dim=-1).cpu())
     return torch.cat(feats) if feats else torch.zeros(0, 0)
 
 
@@ -83,6 +85,7 @@ def encode_texts(model: torch.nn.Module, tokenizer, texts: Sequence[str], *, bat
     """L2-normalised text features [N, D]; duplicate strings are encoded once, in batches of similar length
     (each batch cut to its longest caption, see :func:`encode_text_tokens`)."""
     model.eval()
+    device = next(model.parameters()).device
     uniq = sorted(set(texts))
     if not uniq:
         return torch.zeros(0, 0)
@@ -91,7 +94,7 @@ def encode_texts(model: torch.nn.Module, tokenizer, texts: Sequence[str], *, bat
     uniq_feats = torch.empty(0)
     for s in range(0, len(uniq), batch_size):
         rows = order[s : s + batch_size]
-        f = torch.nn.functional.normalize(encode_text_tokens(model, tokens[rows]).float(), dim=-1)
+        f = torch.nn.functional.normalize(encode_text_tokens(model, tokens[rows].to(device)).float(), dim=-1).cpu()
         if s == 0:
             uniq_feats = torch.empty(len(uniq), f.shape[1])
         uniq_feats[rows] = f

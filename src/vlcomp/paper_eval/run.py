@@ -86,18 +86,27 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
                 "benchmarks": benchmarks, "device": device}
         run = log_run(name, used) if log_run else _NoRun()
         with run as tr:
-            t0 = time.time()
-            tables = run_benchmarks(scorer, benchmarks, inputs)
-            with atomic_dir(Path(out_root) / name) as tmp:
-                write_tables(tmp, tables)
-                metrics = aggregate_tables(read_tables(tmp), benchmarks)  # derived from the saved tables
-                write_json(tmp / "metrics.json", metrics)
-                write_json(tmp / "provenance.json", {
-                    **used, "profile": "paper", "n_items": {k: len(v) for k, v in tables.items()},
-                    "seconds": round(time.time() - t0, 1), "mlflow_run_id": getattr(tr, "run_id", None)})
-            tr.log_metrics(metrics)
-        results[name] = metrics
+            results[name] = evaluate_scorer(scorer, benchmarks, inputs, Path(out_root) / name, used, tr)
     return results
+
+
+def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str, Any], out: str | Path,
+                    provenance: Mapping[str, Any], tracker: Any = None) -> dict[str, float]:
+    """One model on ``benchmarks``: ``out/items/*.parquet``, ``out/metrics.json`` (derived from the saved
+    tables alone) and ``out/provenance.json`` (``provenance`` + counts, time, MLflow run id), written
+    atomically; the metrics are logged to ``tracker`` (an MLflow stage run) and returned."""
+    tracker = tracker or _NoRun()
+    t0 = time.time()
+    tables = run_benchmarks(scorer, benchmarks, inputs)
+    with atomic_dir(out) as tmp:
+        write_tables(tmp, tables)
+        metrics = aggregate_tables(read_tables(tmp), benchmarks)  # derived from the saved tables
+        write_json(tmp / "metrics.json", metrics)
+        write_json(tmp / "provenance.json", {
+            "profile": "paper", **provenance, "n_items": {k: len(v) for k, v in tables.items()},
+            "seconds": round(time.time() - t0, 1), "mlflow_run_id": getattr(tracker, "run_id", None)})
+    tracker.log_metrics(metrics)
+    return metrics
 
 
 class _NoRun:

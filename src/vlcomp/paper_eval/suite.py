@@ -76,7 +76,7 @@ for _b in (
     PAPER_BENCHMARKS.add(_b.name, _b)
 
 
-def _benchmarks(names: Iterable[str]) -> list[PaperBenchmark]:
+def benchmarks_named(names: Iterable[str]) -> list[PaperBenchmark]:
     if isinstance(names, str):
         raise ValueError(f"benchmark names must be a list, got the str {names!r}")
     names = list(names)
@@ -89,7 +89,7 @@ def run_benchmarks(scorer: Any, names: Iterable[str], inputs: Mapping[str, Any],
                    options: EngineOptions | None = None) -> dict[str, pd.DataFrame]:
     """Per-item tables of every named benchmark, batched. All are prepared first; a dual scorer's features
     are shared between them (one :class:`FeatureCache`)."""
-    benches = _benchmarks(names)
+    benches = benchmarks_named(names)
     tasks = [b.prepare(inputs) for b in benches]
     cache = FeatureCache(scorer) if getattr(scorer, "kind", None) == "dual" else None
     tables: dict[str, pd.DataFrame] = {}
@@ -100,7 +100,7 @@ def run_benchmarks(scorer: Any, names: Iterable[str], inputs: Mapping[str, Any],
 
 def aggregate_tables(tables: Mapping[str, pd.DataFrame], names: Iterable[str] | None = None) -> dict[str, float]:
     """Metrics of every benchmark whose tables are all present (or of ``names``, which must be)."""
-    benches = _benchmarks(names) if names is not None else [PAPER_BENCHMARKS.get(n) for n in PAPER_BENCHMARKS]
+    benches = benchmarks_named(names) if names is not None else [PAPER_BENCHMARKS.get(n) for n in PAPER_BENCHMARKS]
     metrics: dict[str, float] = {}
     for b in benches:
         if names is not None or all(t in tables for t in b.tables):

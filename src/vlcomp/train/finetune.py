@@ -99,13 +99,15 @@ def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg
 
 
 def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: FinetuneConfig, seed: int,
-              name: str, on_result: Callable | None = None) -> dict:
-    """Train one short run per LR of the grid and keep the LR with the best validation mean R@1."""
+              name: str, on_result: Callable | None = None, *, device: str | torch.device = "cpu") -> dict:
+    """Train one short run per LR of the grid and keep the LR with the best validation mean R@1 (training and
+    validation encoding on ``device``)."""
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     results = {}
     for lr in cfg.lr_grid:
-        model, _ = finetune_one(base, data, method, cfg.train_config(lr, cfg.sweep_epochs), seed, f"lr-sweep/{name}/{lr}")
-        metrics = val_retrieval(model, tokenizer, data.val.images, data.val.captions())
+        model, _ = finetune_one(base, data, method, cfg.train_config(lr, cfg.sweep_epochs), seed, f"lr-sweep/{name}/{lr}",
+                                device=device)
+        metrics = val_retrieval(model.to(device), tokenizer, data.val.images, data.val.captions())
         results[repr(float(lr))] = metrics
         if on_result:
             on_result(lr, metrics)

@@ -29,7 +29,12 @@ def world_configs(params: dict[str, Any]) -> tuple[WorldConfig, CaptionConfig, l
 
 
 class Split:
-    """A generated split on disk: images (uint8 [N, H, W, 3]), scene graphs and captions, read lazily."""
+    """A split on disk: images (uint8 [N, H, W, 3]), scene graphs and captions, read lazily.
+
+    Toy profile: generated ``images.npy`` and ``scenes.jsonl``. Paper profile: ``index.json`` (written by
+    :mod:`vlcomp.paper.world`) points at real image files, decoded on indexing (:class:`vlcomp.paper.images.ImageFiles`);
+    a real split has captions but no scene graphs.
+    """
 
     def __init__(self, root: str | Path, name: str) -> None:
         self.dir = Path(root) / name
@@ -39,7 +44,20 @@ class Split:
         self._images: np.ndarray | None = None
 
     @property
+    def is_indexed(self) -> bool:
+        """True for a paper-profile split (real image files listed in ``index.json``)."""
+        return (self.dir / "index.json").exists()
+
+    @property
     def images(self) -> np.ndarray:
+        if self._images is None and self.is_indexed:
+            from ..paper.images import ImageFiles
+
+            index = read_json(self.dir / "index.json")
+            for key in ("image_root", "images", "image_size"):
+                if key not in index:
+                    raise ValueError(f"{self.dir / 'index.json'}: missing field {key!r} (rerun the world stage)")
+            self._images = ImageFiles([Path(index["image_root"]) / p for p in index["images"]], index["image_size"])
         if self._images is None:
             arr = read_npy(self.dir / "images.npy", dtype="uint8", ndim=4)
             if arr.shape[-1] != 3:
@@ -77,4 +95,7 @@ class Split:
 
     def scenes(self) -> list[Scene]:
         path = self.dir / "scenes.jsonl"
+        if self.is_indexed:
+            raise ValueError(f"{self.dir}: split {self.name!r} is a real dataset index (paper profile); "
+                             "it has captions but no scene graphs")
         return [Scene.from_record(r, f"{path}:{i + 1}") for i, r in enumerate(read_jsonl(path))]

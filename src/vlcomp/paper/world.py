@@ -1,0 +1,145 @@
+"""Stage ``world`` of the paper profile: index the real caption files and their images (nothing is generated).
+
+``world`` in the paper profile's params::
+
+    world:
+      image_size: 224            # decoded images: shorter side to 224 (bicubic), centre crop (open_clip eval)
+      splits:
+        coco_train: {annotations: $VLCOMP_DATA/coco/coco_karpathy_train.json, images: $VLCOMP_DATA/coco/images}
+        coco_val:   {annotations: ..._val.json, images: ...}
+        ...
+
+Two annotation layouts are read, both BLIP's Karpathy files (the ones ARO and the NegCLIP fork use):
+
+- one record per caption, ``{"image": str, "caption": str, ...}`` (``coco_karpathy_train.json``): records of
+  the same image are grouped, in order of first appearance;
+- one record per image, ``{"image": str, "caption": [str, ...]}`` (``coco_karpathy_val.json``, ``_test.json``,
+  ``flickr30k_test.json``): image keys must be unique.
+
+Captions are kept as written (stripped), not ``pre_caption``-cleaned: the NegCLIP fork trains on the raw COCO
+captions; the ARO evaluation loaders clean their own copies. Each split is written as the toy world's split is
+(``<split>/captions.json`` in the Karpathy layout) plus ``<split>/index.json`` (image root, the images in caption
+order, the decode size, the annotation file's SHA-256), which :class:`vlcomp.world.Split` reads lazily through
+:class:`vlcomp.paper.images.ImageFiles`. Every image file is checked to exist before the stage succeeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import build
+from ..datasets.records import RecordError, read_json_strict
+from ..io import write_json
+
+INDEX_FORMAT = "vlcomp-paper-split/1"
+
+
+@dataclass(frozen=True)
+class PaperSplitSpec:
+    """``world.splits.<name>`` in the paper profile."""
+
+    annotations: str
+    images: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PaperWorldConfig:
+    image_size: int = 224
+
+    def __post_init__(self) -> None:
+        if isinstance(self.image_size, bool) or not isinstance(self.image_size, int) or self.image_size < 1:
+            raise ValueError(f"world.image_size={self.image_size!r}: must be a positive int")
+
+
+def expand(value: str) -> str:
+    import os
+
+    return os.path.expanduser(os.path.expandvars(value))
+
+
+def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dict[str, PaperSplitSpec]]:
+    w = dict(world or {})
+    splits = w.pop("splits", None)
+    if not isinstance(splits, Mapping) or not splits:
+        raise ValueError("params: world.splits is missing or empty (paper profile: caption files to index)")
+    specs = {}
+    for name, spec in splits.items():
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"params: world.splits.{name} must be a mapping with `annotations` and `images`")
+        s = build(PaperSplitSpec, dict(spec), f"world.splits.{name}")
+        specs[name] = PaperSplitSpec(expand(s.annotations), expand(s.images), s.description)
+    return build(PaperWorldConfig, w, "world"), specs
+
+
+def read_caption_file(path: str | Path) -> list[dict]:
+    """A Karpathy caption file (either layout) -> ``[{"image": str, "caption": [str, ...]}]``, one per image."""
+    path = Path(path)
+    data = read_json_strict(path)
+    if not isinstance(data, list) or not data:
+        raise RecordError(f"{path}: expected a non-empty JSON list of records")
+    # the layout is the first captioned record's: a later record of the other shape is an error naming it
+    first = next((r for r in data if isinstance(r, dict) and "caption" in r), None)
+    per_caption = first is not None and isinstance(first["caption"], str)
+    grouped: dict[str, list[str]] = {}
+    for i, rec in enumerate(data):
+        at = f"{path}: record {i}"
+        if not isinstance(rec, dict):
+            raise RecordError(f"{at}: expected a JSON object, got {type(rec).__name__}")
+        for key in ("image", "caption"):
+            if key not in rec:
+                raise RecordError(f"{at}: missing field {key!r}")
+        image = rec["image"]
+        if not isinstance(image, str) or not image.strip():
+            raise RecordError(f"{at}: field 'image' must be a non-empty string")
+        if per_caption and not isinstance(rec["caption"], str):
+            raise RecordError(f"{at} ({image}): field 'caption' must be a string (one record per caption, as in "
+                              f"the first record), got {type(rec['caption']).__name__}")
+        caps = [rec["caption"]] if per_caption else rec["caption"]
+        if not isinstance(caps, list) or not caps:
+            raise RecordError(f"{at} ({image}): field 'caption' must be a string or a non-empty list of strings")
+        for j, c in enumerate(caps):
+            if not isinstance(c, str) or not c.strip():
+                raise RecordError(f"{at} ({image}): caption {j} is empty or not a string")
+        if not per_caption and image in grouped:
+            raise RecordError(f"{at}: duplicate image {image!r}")
+        grouped.setdefault(image, []).extend(c.strip() for c in caps)
+    return [{"image": k, "caption": v} for k, v in grouped.items()]
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path) -> dict:
+    """Write ``out_dir/<name>/captions.json`` and ``index.json``; returns the split's summary."""
+    records = read_caption_file(spec.annotations)
+    root = Path(spec.images)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: image folder of split {name!r} not found (world.splits.{name}.images)")
+    missing = [r["image"] for r in records if not (root / r["image"]).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{root}: {len(missing)} of {len(records)} images of split {name!r} "
+                                f"({spec.annotations}) are missing, e.g. {', '.join(missing[:3])}")
+    d = out_dir / name
+    d.mkdir(parents=True, exist_ok=True)
+    write_json(d / "captions.json", records)
+    write_json(d / "index.json", {
+        "format": INDEX_FORMAT, "image_root": str(root.resolve()), "images": [r["image"] for r in records],
+        "image_size": image_size, "annotations": str(Path(spec.annotations).resolve()),
+        "annotations_sha256": sha256_file(spec.annotations), "description": spec.description})
+    return {"n_images": len(records), "n_captions": sum(len(r["caption"]) for r in records)}
+
+
+def index_world(world: Mapping[str, Any], out_dir: str | Path) -> dict:
+    """Index every split of the paper profile's ``world`` into ``out_dir``; returns ``{split: summary}``."""
+    cfg, specs = paper_world_configs(world)
+    return {name: index_split(name, spec, cfg.image_size, Path(out_dir)) for name, spec in specs.items()}
