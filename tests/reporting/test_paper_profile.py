@@ -20,7 +20,7 @@ PARAMS = {
     "methods": {"clip_ft": {"loss": "clip"}, "negclip": {"loss": "negclip"}},
     "variants": {"clip_ft-s0": {"method": "clip_ft", "seed": 0}, "clip_ft-s1": {"method": "clip_ft", "seed": 1},
                  "negclip-s0": {"method": "negclip", "seed": 0}, "negclip-s1": {"method": "negclip", "seed": 1}},
-    "paper_models": {"clip": {}, "negclip": {}, "ceclip": {}, "blip": {}, "flava": {}},
+    "paper_models": {"clip": {}, "negclip": {}, "ceclip": {}, "conclip": {}, "blip": {}, "flava": {}},
 }
 
 # hand-chosen reproduced values; every expectation below is computed by hand from these and the paper CSV
@@ -42,6 +42,7 @@ RELEASED = {
                 "sugarcrepe/replace_obj/acc": 0.9, "ccneg/acc": 0.3, "hardpos/swap/orig": 0.5},
     "blip": {"aro/coco_order/acc": 0.33, "aro/coco_order/acc_std": 0.004, "aro/vg_relation/macro_acc": 0.61},
     "ceclip": {"aro/vg_attribution/macro_acc": 0.76, "valse/avg_instruments": 0.7, "ccneg/acc": 0.4},
+    "conclip": {"ccneg/acc": 0.99, "ccneg/word/no/k/1/acc": 0.95},  # compared with CoN-CLIP's printed numbers
 }
 
 
@@ -59,7 +60,7 @@ def _prov(name: str, method: str, seed: str, profile: str = "paper") -> dict:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> tuple[Path, Path]:
-    """metrics/ with paper-profile pipeline models, a toy leftover (clip_ft-s1) and three released checkpoints."""
+    """metrics/ with paper-profile pipeline models, a toy leftover (clip_ft-s1) and four released checkpoints."""
     metrics = tmp_path / "metrics"
     for name, m in METRICS.items():
         method, _, seed = name.partition("-s")
@@ -109,7 +110,7 @@ def test_variant_maps_to_its_method_and_released_to_its_name(report):
 def test_toy_folder_is_ignored_and_expected_models_are_missing(report):
     assert [m.name for m in report.present(P.PIPELINE)] == ["clip", "clip_ft-s0", "negclip-s0", "negclip-s1"]
     assert [m.name for m in report.missing(P.PIPELINE)] == ["clip_ft-s1"]  # its folder is a toy leftover
-    assert [m.name for m in report.present(P.RELEASED)] == ["negclip", "ceclip", "blip"]  # params order
+    assert [m.name for m in report.present(P.RELEASED)] == ["negclip", "ceclip", "conclip", "blip"]  # params order
     assert [m.name for m in report.missing(P.RELEASED)] == ["clip", "flava"]
     assert [(d.name, why) for d, why in report.ignored] == [("clip_ft-s1", "profile 'toy', not 'paper'")]
     intro = P.intro_markdown(report)
@@ -217,7 +218,7 @@ def test_order_table_prefers_table5_with_std(report):
 
 def test_released_wide_lists_headline_metrics_and_no_paper_values(report):
     wide = P.released_wide(report)
-    assert list(wide["model"]) == ["clip", "negclip", "ceclip", "blip", "flava"]
+    assert list(wide["model"]) == ["clip", "negclip", "ceclip", "conclip", "blip", "flava"]
     keys = [c for c in wide.columns if "/" in c]
     assert keys == ["aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
                     "sugarcrepe/replace/macro_acc", "sugarcrepe/replace/micro_acc", "valse/avg_instruments",
@@ -262,11 +263,30 @@ def test_notebook_renders_on_a_fixture_tree(tree, tmp_path):
     text = html.read_text()
     assert html.name == "index.html" and "Traceback" not in text
     for name in ("ARO-T6", "ARO-T6_wide", "ARO-T2", "ARO-X1", "ARO-order", "released_all_benchmarks",
-                 "pipeline_all_benchmarks", "provenance", "ignored_folders"):
+                 "pipeline_all_benchmarks", "provenance", "ignored_folders",
+                 *(f"{paper}_released{wide}" for paper in ("ceclip", "conclip", "tsvlc", "hardpos")
+                   for wide in ("", "_wide"))):
         assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists(), name
     x1 = pd.read_csv(out / "tables" / "ARO-X1.csv")
     mean = x1[x1["source"] == P.SEED_MEAN].iloc[0]
     assert mean["reproduced"] == pytest.approx(0.70) and mean["difference"] == pytest.approx(-0.01)
     assert "0.700" in text and "-0.010" in text  # the NegCLIP seed mean and its difference to the paper's 0.71
-    assert P.NOTE_NOT_EVALUATED in text and "CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives" in text
+    assert P.NOTE_NOT_EVALUATED in text and "CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives papers" in text
+    assert "paper values live" not in text  # the old note
+    for heading in ("CE-CLIP", "CoN-CLIP", "TSVLC", "Hard Positives"):
+        assert f"{heading} — released checkpoints next to the paper" in text, heading
+    # the released CoN-CLIP next to its printed 99.70 (Table 3) and 96.99 ("no", K=1, Table 7)
+    conclip = pd.read_csv(out / "tables" / "conclip_released.csv")
+    t3 = conclip[(conclip["artifact"] == "CONCLIP-T3") & (conclip["model"] == "conclip")].iloc[0]
+    assert t3["reproduced"] == pytest.approx(0.99) and t3["paper"] == pytest.approx(0.997)
+    assert t3["difference"] == pytest.approx(-0.007) and pd.isna(t3["note"])  # empty cell: nothing to note
+    no_k1 = conclip[(conclip["artifact"] == "CONCLIP-T7") & (conclip["metric_key"] == "ccneg/word/no/k/1/acc")
+                    & (conclip["model"] == "conclip")].iloc[0]
+    assert no_k1["difference"] == pytest.approx(0.95 - 0.9699)
+    wide = pd.read_csv(out / "tables" / "conclip_released_wide.csv")
+    row = wide[(wide["artifact"] == "CONCLIP-T3")].iloc[0]
+    assert row["conclip (released)"] == pytest.approx(0.99) and row["paper: conclip"] == pytest.approx(0.997)
+    assert row["paper: flava"] == pytest.approx(0.5893) and math.isnan(row["flava (released)"])  # flava missing
+    # the transcription notes are shown
+    assert "AMBIGUOUS label shift" in text and "Transcription notes" in text
     assert "metrics/clip_ft-s1</code> (profile 'toy', not 'paper')" in text  # the ignored toy leftover

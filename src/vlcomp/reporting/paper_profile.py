@@ -9,6 +9,10 @@ Inputs (nothing else is read):
 - the params YAML (sections ``variants``, ``methods``, ``paper_models``; each may be absent);
 - the ARO paper's printed numbers (:func:`vlcomp.reporting.paper_values.load_paper_values`).
 
+The other four papers' printed numbers for the same models are compared by
+:mod:`vlcomp.reporting.released_values` (its :func:`~vlcomp.reporting.released_values.released_comparison` takes
+the :class:`PaperReport` returned by :func:`load`).
+
 A folder counts only if its ``provenance.json`` says ``"profile": "paper"`` (toy leftovers are listed as ignored).
 Metric keys are those of :mod:`vlcomp.paper_eval`. A pipeline model is compared with the paper's row of its
 method (``negclip-s0`` -> ``negclip``), a released checkpoint with the row of its name.
@@ -54,9 +58,10 @@ NOTE_NOT_EVALUATED = "not evaluated in the paper profile (no zero-shot classific
 NOTE_MODEL_MISSING = "model not evaluated: no paper-profile metrics folder"
 NOTE_METRIC_MISSING = "metric missing from the model's metrics.json"
 NOTE_NO_PAPER = "no printed value in the ARO paper for this model"
-OTHER_PAPERS_NOTE = ("Paper values of CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives tables live in their own "
-                     "reports; this table lists reproduced values only (the ARO paper prints none of these "
-                     "benchmarks).")
+OTHER_PAPERS_NOTE = ("This table lists reproduced values only. The printed numbers of the CE-CLIP, CoN-CLIP, TSVLC "
+                     "and Hard-Positives papers for these checkpoints (and for the pipeline's `clip` and `negclip` "
+                     "variants) follow, one section per paper (`vlcomp.reporting.released_values`, transcribed in "
+                     "`vlcomp/data/released_paper_values.csv`).")
 
 #: Headline metrics of the released-checkpoints table, in column order (keys of :mod:`vlcomp.paper_eval`).
 HEADLINE_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
@@ -516,7 +521,8 @@ def intro_markdown(report: PaperReport) -> str:
         "files by `vlcomp.paper_eval`. Reproduced numbers are read from "
         f"`{report.metrics_dir}/<model>/metrics.json` (source *pipeline*) and "
         f"`{report.metrics_dir}/{RELEASED_SUBDIR}/<model>/metrics.json` (source *released*); the paper's numbers "
-        f"from `vlcomp/data/{PAPER_NAME}_paper_values.csv`. *difference* = reproduced - paper.",
+        f"from `vlcomp/data/{PAPER_NAME}_paper_values.csv` (the other papers' from "
+        "`vlcomp/data/released_paper_values.csv`). *difference* = reproduced - paper.",
         "",
     ]
     if not report.present():

@@ -1,0 +1,232 @@
+"""Printed numbers of the CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives papers for the models the paper profile
+can load, next to the reproduced ones.
+
+The numbers are transcribed once from the paper catalogs (``/work/shared/papers/{ce_clip,conclip,tsvlc,
+hard_positives}.md``) into the packaged long-format CSV ``vlcomp/data/released_paper_values.csv``, one row per
+printed number::
+
+    paper, artifact, model, benchmark, metric_key, value, source, note
+
+- ``paper``: ``ceclip``, ``conclip``, ``tsvlc`` or ``hardpos`` (:data:`PAPERS`);
+- ``artifact``: the catalog's artifact id (``CE-T1``, ``CONCLIP-T3``, ``TSVLC-T1a``, ``HP-T7``, ...);
+- ``model``: a ``paper_models`` key of the paper profile (:data:`MODELS`);
+- ``benchmark``: a :data:`vlcomp.paper_eval.suite.PAPER_BENCHMARKS` name, ``metric_key`` the exact key its
+  aggregate function writes (e.g. ``sugarcrepe/replace/macro_acc``, ``ccneg/word/no/k/1/acc``);
+- ``value``: the printed percentage as a fraction (``59.3`` -> ``0.593``); only ``hardpos/.../delta`` keys (Aug -
+  Orig) may be negative;
+- ``source``: table / figure / section of the paper; ``note``: the catalog caveats that apply (AMBIGUOUS notes,
+  the TSVLC variant, a metric mapping that is not certain), separated by ``" | "`` (:data:`NOTE_SEPARATOR`), or
+  empty.
+
+:func:`released_comparison` puts every transcribed row next to the matching models of a
+:class:`~vlcomp.reporting.paper_profile.PaperReport`, mapped as :mod:`~vlcomp.reporting.paper_profile` maps them:
+a released checkpoint by its name, a pipeline model by its method (the pipeline's ``clip`` is OpenAI CLIP,
+``negclip-s0`` -> ``negclip``; methods with two or more training seeds also get a mean row). A transcribed
+model that no model of the report maps to still gets a row, with an empty reproduced cell and a note: no number is
+ever filled in.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import importlib.resources
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..paper_eval.aro import ORDER_METRIC_NAME
+from ..paper_eval.retrieval import RETRIEVAL_METRIC_NAME
+from ..paper_eval.suite import PAPER_BENCHMARKS
+from .paper_profile import (
+    PIPELINE,
+    PROVENANCE_COLUMNS,
+    RELEASED,
+    RELEASED_SUBDIR,
+    SEED_MEAN,
+    ModelResult,
+    PaperCell,
+    PaperReport,
+    comparison_rows,
+    section,
+)
+
+COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "benchmark", "metric_key", "value", "source", "note")
+VALUES_FILE = "released_paper_values.csv"
+#: Paper key -> (title shown in reports, artifact id prefix of its catalog).
+PAPERS: dict[str, tuple[str, str]] = {
+    "ceclip": ("CE-CLIP", "CE-"),
+    "conclip": ("CoN-CLIP", "CONCLIP-"),
+    "tsvlc": ("TSVLC", "TSVLC-"),
+    "hardpos": ("Hard Positives", "HP-"),
+}
+#: The models the paper profile loads (``paper_models`` keys of ``profiles/paper.yaml``).
+MODELS = frozenset({"clip", "negclip", "ceclip", "conclip", "tsvlc", "blip", "flava"})
+#: The metric-key prefix each benchmark's aggregate function writes.
+KEY_PREFIX: dict[str, str] = {
+    "vg_relation": "aro/vg_relation/",
+    "vg_attribution": "aro/vg_attribution/",
+    **{name: f"aro/{metric}/" for name, metric in ORDER_METRIC_NAME.items()},
+    **{name: f"retrieval/{metric}/" for name, metric in RETRIEVAL_METRIC_NAME.items()},
+    "sugarcrepe": "sugarcrepe/",
+    "valse": "valse/",
+    "vlchecklist": "vlchecklist/",
+    "ccneg": "ccneg/",
+    "replace": "hardpos/replace",  # hardpos/replace/..., hardpos/replace_att/..., hardpos/replace_rel/...
+    "swap": "hardpos/swap/",
+}
+DELTA_SUFFIX = "/delta"
+NOTE_SEPARATOR = " | "
+KEY_COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "metric_key")
+
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_KEY = re.compile(r"[A-Za-z0-9_.\-/]+")
+
+#: Column order of :func:`released_comparison` (``paper`` is the printed value, as in every comparison table).
+TABLE_COLUMNS: tuple[str, ...] = (
+    "paper_id", "artifact", "benchmark", "metric_key", "model", "source", "method", "seed", "paper_model",
+    "reproduced", "std_over_training_seeds", "n_training_seeds", "paper", "paper_ref", "difference", "note",
+    "paper_note", *PROVENANCE_COLUMNS,
+)
+
+
+# --------------------------------------------------------------------------- the CSV
+
+
+def _check_row(row: dict[str, str]) -> str | None:
+    """What is wrong with one CSV row, or None if it is valid."""
+    paper, artifact, model, bench, key = (row[c] for c in ("paper", "artifact", "model", "benchmark", "metric_key"))
+    if paper not in PAPERS:
+        return f"unknown paper {paper!r}; known: {', '.join(PAPERS)}"
+    prefix = PAPERS[paper][1]
+    if not artifact.startswith(prefix) or artifact == prefix:
+        return f"artifact {artifact!r} is not a {paper} catalog id ({prefix}...)"
+    if model not in MODELS:
+        return f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}"
+    if bench not in PAPER_BENCHMARKS:
+        return f"unknown benchmark {bench!r}; known: {', '.join(PAPER_BENCHMARKS)}"
+    if not _KEY.fullmatch(key) or not key.startswith(KEY_PREFIX[bench]):
+        return f"metric_key {key!r} is not a {bench} key ({KEY_PREFIX[bench]}...)"
+    if not _NUMBER.fullmatch(row["value"]):
+        return f"value {row['value']!r} is not a plain decimal number"
+    value, low = float(row["value"]), -1.0 if key.endswith(DELTA_SUFFIX) else 0.0
+    if not low <= value <= 1.0:
+        return f"value {value} outside [{low:g}, 1] (percentages are written as fractions)"
+    if not row["source"].strip():
+        return "empty source"
+    if row["note"] and any(not part.strip() for part in row["note"].split(NOTE_SEPARATOR)):
+        return f"note {row['note']!r} has an empty part between {NOTE_SEPARATOR!r} separators"
+    return None
+
+
+def parse_released_values(lines: Iterable[str], source_name: str) -> pd.DataFrame:
+    """Parse and validate released-value CSV text; raise ValueError naming ``source_name`` and the row."""
+    reader = csv.DictReader(lines)
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        raise ValueError(f"{source_name}: row 1 (header): columns {reader.fieldnames} != expected {list(COLUMNS)}")
+    records: list[dict[str, Any]] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for row in reader:
+        lineno = reader.line_num
+        if None in row or any(v is None for v in row.values()):
+            raise ValueError(f"{source_name}: row {lineno}: expected {len(COLUMNS)} fields")
+        problem = _check_row(row)
+        if problem:
+            raise ValueError(f"{source_name}: row {lineno}: {problem}")
+        key = tuple(row[c] for c in KEY_COLUMNS)
+        if key in seen:
+            raise ValueError(f"{source_name}: row {lineno}: duplicate of row {seen[key]} {key}")
+        seen[key] = lineno
+        records.append({**row, "value": float(row["value"])})
+    if not records:
+        raise ValueError(f"{source_name}: no rows")
+    return pd.DataFrame.from_records(records, columns=list(COLUMNS)).astype({"value": "float64"})
+
+
+def load_released_paper_values(path: str | Path | None = None) -> pd.DataFrame:
+    """The transcribed printed values: the packaged ``vlcomp/data/released_paper_values.csv``, or ``path``."""
+    if path is not None:
+        with Path(path).open("r", encoding="utf-8", newline="") as f:
+            return parse_released_values(f, str(path))
+    resource = importlib.resources.files("vlcomp").joinpath("data", VALUES_FILE)
+    with resource.open("r", encoding="utf-8", newline="") as f:
+        return parse_released_values(f, f"vlcomp/data/{VALUES_FILE}")
+
+
+# --------------------------------------------------------------------------- the comparison
+
+
+def released_model_of(m: ModelResult) -> str:
+    """The transcribed model a report model is compared with: a released checkpoint's name, a pipeline model's
+    method (as :func:`~vlcomp.reporting.paper_profile.paper_model_of`); "" when it is none of :data:`MODELS`."""
+    model = m.method if m.source == PIPELINE else m.name
+    return model if model in MODELS else ""
+
+
+def _models_for(report: PaperReport, model: str) -> list[ModelResult]:
+    """Report models compared with ``model`` (its ``paper_model`` set to it), or one missing placeholder."""
+    found = [dataclasses.replace(m, paper_model=model) for m in report.models if released_model_of(m) == model]
+    if found:
+        return found
+    return [ModelResult(model, RELEASED, model, "", model, report.metrics_dir / RELEASED_SUBDIR / model, False)]
+
+
+def released_comparison(report: PaperReport, paper: str | None = None,
+                        values: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Long table: every transcribed row (of ``paper``, or of all papers) against each report model mapping to
+    its model (pipeline models, their seed means, released checkpoints), with ``reproduced``, ``paper`` (the
+    printed value), ``difference`` = reproduced - paper, ``note`` (model / metric missing) and ``paper_note``
+    (the transcription's caveat). Columns :data:`TABLE_COLUMNS`."""
+    values = load_released_paper_values() if values is None else values
+    if paper is not None:
+        if paper not in PAPERS:
+            raise ValueError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
+        values = values[values["paper"] == paper]
+    rows: list[dict[str, Any]] = []
+    for r in values.to_dict("records"):
+        cell = PaperCell(float(r["value"]), math.nan, f"{r['artifact']} ({r['source']})")
+        fields = {"paper_id": r["paper"], "artifact": r["artifact"], "benchmark": r["benchmark"],
+                  "paper_note": r["note"]}
+        rows += comparison_rows(_models_for(report, r["model"]), fields, r["metric_key"],
+                                lambda pm, model=r["model"], c=cell: c if pm == model else None)
+    df = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    return df.astype({"reproduced": "float64", "paper": "float64", "difference": "float64"})
+
+
+def paper_notes_markdown(df: pd.DataFrame) -> str:
+    """One bullet per distinct transcription caveat (the :data:`NOTE_SEPARATOR` parts of ``paper_note``),
+    naming the artifacts and paper models it applies to and how many printed numbers."""
+    if df.empty:
+        return ""
+    by_note: dict[str, dict[str, set[str]]] = {}
+    for r in df[df["source"] != SEED_MEAN].to_dict("records"):
+        for note in filter(None, str(r["paper_note"]).split(NOTE_SEPARATOR)):
+            where = by_note.setdefault(note, {})
+            where.setdefault(f"{r['artifact']} `{r['paper_model']}`", set()).add(r["metric_key"])
+    lines = []
+    for note, where in by_note.items():
+        applies = ", ".join(f"{w}: {len(keys)} value" + "s" * (len(keys) > 1) for w, keys in where.items())
+        lines.append(f"- {note} ({applies})")
+    return "\n".join(lines)
+
+
+def title(paper: str) -> str:
+    """The report title of a paper key (``conclip`` -> ``CoN-CLIP``)."""
+    return PAPERS[paper][0]
+
+
+def released_section(report: PaperReport, paper: str, out_dir: str | Path,
+                     values: pd.DataFrame | None = None) -> str:
+    """One paper's notebook section: save :func:`released_comparison` as ``tables/<paper>_released`` (and its
+    wide view, one row per printed metric, as ``tables/<paper>_released_wide``) and return the Markdown to show:
+    the wide view, the status notes and the transcription notes."""
+    df = released_comparison(report, paper, values)
+    parts = [section(df, out_dir, f"{paper}_released", index=("artifact", "benchmark", "metric_key"))]
+    notes = paper_notes_markdown(df)
+    if notes:
+        parts.append("**Transcription notes** (column `paper_note`)\n\n" + notes)
+    return "\n\n".join(parts)

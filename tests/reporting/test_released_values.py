@@ -1,0 +1,287 @@
+"""The other four papers' printed numbers for the released checkpoints: the packaged CSV, its validation, and
+the comparison with a fixture metrics tree (expected values computed by hand from the CSV)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from paper_eval.formats import BUILDERS, build  # tests/ is on sys.path (rootdir conftest, no __init__)
+from vlcomp.datasets import ccneg as ccneg_ds
+from vlcomp.datasets import sugarcrepe as sugarcrepe_ds
+from vlcomp.datasets import valse as valse_ds
+from vlcomp.datasets import vlchecklist as vlc_ds
+from vlcomp.metrics.aro import VG_RELATION_GROUP_OF
+from vlcomp.paper_eval.aro import ORDER_OPTIONS
+from vlcomp.paper_eval.hardpos import REPLACE_PARTS
+from vlcomp.paper_eval.retrieval import KS
+from vlcomp.paper_eval.suite import PAPER_BENCHMARKS
+from vlcomp.reporting import paper_profile as P
+from vlcomp.reporting import released_values as R
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def values() -> pd.DataFrame:
+    return R.load_released_paper_values()
+
+
+# --------------------------------------------------------------------------- the shipped CSV
+
+
+def test_shipped_csv_loads_and_covers_the_four_papers(values):
+    assert list(values.columns) == list(R.COLUMNS) and len(values) > 300
+    assert set(values["paper"]) == set(R.PAPERS)
+    assert not values.duplicated(list(R.KEY_COLUMNS)).any()
+    for paper, (_title, prefix) in R.PAPERS.items():
+        assert values.loc[values["paper"] == paper, "artifact"].str.startswith(prefix).all(), paper
+    assert values["value"].between(-1, 1).all()
+    negative = values[values["value"] < 0]
+    assert len(negative) and negative["metric_key"].str.endswith("/delta").all()
+
+
+def test_models_and_benchmarks_are_the_paper_profiles():
+    params = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
+    assert R.MODELS == set(params["paper_models"])
+    assert set(R.KEY_PREFIX) == set(PAPER_BENCHMARKS)
+
+
+@pytest.mark.parametrize(("artifact", "model", "key", "printed"), [
+    ("CE-T1", "ceclip", "aro/vg_relation/macro_acc", 83.0),
+    ("CE-T1", "clip", "valse/avg_instruments", 65.3),
+    ("CE-T2", "negclip", "vlchecklist/overall", 73.4),
+    ("CE-T3", "ceclip", "sugarcrepe/add/macro_acc", 92.9),
+    ("CE-T5", "ceclip", "retrieval/coco/t2i/recall_at_5", 69.4),
+    ("CONCLIP-T3", "conclip", "ccneg/acc", 99.70),
+    ("CONCLIP-T8", "flava", "ccneg/word/not/k/3/acc", 50.51),
+    ("CONCLIP-T5", "clip", "sugarcrepe/swap_att/acc", 63.06),
+    ("TSVLC-T1a", "tsvlc", "vlchecklist/relation/avg", 78.72),
+    ("HP-T1", "negclip", "hardpos/swap/brittleness", 26.4),
+    ("HP-T1", "tsvlc", "hardpos/replace/delta", -32.1),
+    ("HP-T7", "clip", "hardpos/replace_att/aug", 49.0),
+    ("HP-T10", "clip", "retrieval/flickr30k/i2t/recall_at_1", 77.40),
+])
+def test_spot_checks_against_the_catalogs(values, artifact, model, key, printed):
+    hit = values[(values["artifact"] == artifact) & (values["model"] == model) & (values["metric_key"] == key)]
+    assert len(hit) == 1 and hit["value"].iloc[0] == pytest.approx(printed / 100)
+
+
+# --------------------------------------------------------------------------- keys the aggregates produce
+
+
+def _per_item_tables() -> dict[str, pd.DataFrame]:
+    """A tiny per-item table of every benchmark, covering every category / instrument / file / subset."""
+    rels = list(VG_RELATION_GROUP_OF)
+    n = len(rels)
+    t = {"vg_relation": pd.DataFrame({"relation": rels * 2, "correct": [True] * n + [False] * n,
+                                      "excluded": False, "tie": False}),
+         "vg_attribution": pd.DataFrame({"pair": "white_paved", "correct": [True, False] * 13, "tie": False})}
+    for name in ("coco_order", "flickr_order"):
+        t[name] = pd.DataFrame({"seed": [0, 0, 1, 1], "correct": [True, False, True, True], "tie": False,
+                                **{f"option_{k}": [f"{k} a", f"{k} b"] * 2 for k in ORDER_OPTIONS}})
+    for name in ("coco_retrieval", "flickr_retrieval"):
+        for d in ("i2t", "t2i"):
+            t[f"{name}_{d}"] = pd.DataFrame({f"hit_{k}": [k > 1, True] for k in KS})
+    t["sugarcrepe"] = pd.DataFrame({"category": list(sugarcrepe_ds.CATEGORIES) * 2,
+                                    "correct": [True] * 7 + [False] * 7})
+    t["valse"] = pd.DataFrame({"instrument": list(valse_ds.INSTRUMENTS) * 2, "correct": [True] * 11 + [False] * 11})
+    files = [f for ds in vlc_ds.CORPUS.values() for fs in ds.values() for f in fs]
+    t["vlchecklist"] = pd.DataFrame({"file": files * 2, "correct": [True] * len(files) + [False] * len(files)})
+    cases = [(w, k) for w in ccneg_ds.NEGATION_WORDS for k in range(1, 6)] * 2
+    t["ccneg"] = pd.DataFrame({"index": range(len(cases)), "k": pd.array([k for _, k in cases], dtype="Int64"),
+                               "negated_caption": [f"a dog {w} a hat" for w, _ in cases],
+                               "correct": np.arange(len(cases)) % 2 == 0, "correct_code_tie_rule": True})
+    t["replace"] = pd.DataFrame({"part": list(REPLACE_PARTS) * 2, "orig": True, "aug": [True, False] * 2,
+                                 "brittle": False})
+    t["swap"] = pd.DataFrame({"part": "swap", "orig": [True, False], "aug": True, "brittle": False})
+    return t
+
+
+@pytest.fixture(scope="module")
+def produced() -> dict[str, set[str]]:
+    """Benchmark -> every metric key its aggregate function writes on :func:`_per_item_tables`."""
+    tables = _per_item_tables()
+    return {b: set(PAPER_BENCHMARKS.get(b).aggregate(tables)) for b in PAPER_BENCHMARKS}
+
+
+def test_every_transcribed_key_is_written_by_its_benchmarks_aggregate(values, produced):
+    missing = [(r.artifact, r.model, r.benchmark, r.metric_key) for r in values.itertuples()
+               if r.metric_key not in produced[r.benchmark]]
+    assert missing == []
+
+
+def test_synthetic_tables_cover_the_runner_fixtures_keys(produced, tmp_path):
+    """The hand-computed metrics of tests/paper_eval/formats.py (the runners' fixtures) are all among the keys
+    the synthetic tables produce, so the check above uses the same key families as real runs."""
+    for name in BUILDERS:
+        expected = set(build(name, tmp_path / name).expected)
+        assert expected <= produced[name], (name, expected - produced[name])
+
+
+# --------------------------------------------------------------------------- validation
+
+HEADER = ",".join(R.COLUMNS)
+GOOD = "ceclip,CE-T1,clip,vg_relation,aro/vg_relation/macro_acc,0.593,Table 1,"
+
+
+@pytest.mark.parametrize(("lines", "row", "message"), [
+    (["paper,artifact,model,benchmark,metric_key,value,source", GOOD[:-1]], 1, "columns"),  # note column missing
+    ([HEADER, GOOD.replace("0.593", "59.3%")], 2, "not a plain decimal"),
+    ([HEADER, GOOD, GOOD.replace("0.593", "abc")], 3, "not a plain decimal"),
+    ([HEADER, GOOD.replace(",clip,", ",xvlm,")], 2, "unknown model 'xvlm'"),
+    ([HEADER, GOOD, GOOD.replace("0.593", "0.6")], 3, "duplicate of row 2"),
+    ([HEADER, GOOD.replace("0.593", "59.3")], 2, "outside"),
+    ([HEADER, GOOD.replace("0.593", "-0.1")], 2, "outside"),
+    ([HEADER, GOOD.replace("vg_relation,aro", "winoground,aro")], 2, "unknown benchmark"),
+    ([HEADER, GOOD.replace("vg_relation,aro", "valse,aro")], 2, "not a valse key"),
+    ([HEADER, GOOD.replace("ceclip,CE-T1", "ceclip,HP-T1")], 2, "not a ceclip catalog id"),
+    ([HEADER, GOOD.replace("ceclip,", "aro,", 1)], 2, "unknown paper"),
+    ([HEADER, GOOD.replace("Table 1,", ",")], 2, "empty source"),
+    ([HEADER, GOOD + "a | "], 2, "empty part"),
+    ([HEADER, GOOD + ",extra"], 2, "expected 8 fields"),
+    ([HEADER], 1, "no rows"),
+])
+def test_bad_csv_raises_naming_file_and_row(tmp_path, lines, row, message):
+    path = tmp_path / "bad_values.csv"
+    path.write_text("\n".join(lines) + "\n")
+    where = re.escape(str(path)) + (f": row {row}" if message != "no rows" else "")
+    with pytest.raises(ValueError, match=f"{where}.*{re.escape(message)}"):
+        R.load_released_paper_values(path)
+
+
+def test_delta_keys_may_be_negative(tmp_path):
+    path = tmp_path / "ok.csv"
+    path.write_text(f"{HEADER}\nhardpos,HP-T1,clip,replace,hardpos/replace/delta,-0.149,Table 1,a | b\n")
+    df = R.load_released_paper_values(path)
+    assert df["value"].iloc[0] == pytest.approx(-0.149)
+
+
+# --------------------------------------------------------------------------- the comparison
+
+PARAMS = {
+    "profile": "paper",
+    "variants": {"negclip-s0": {"method": "negclip", "seed": 0}, "negclip-s1": {"method": "negclip", "seed": 1},
+                 "clip_ft-s0": {"method": "clip_ft", "seed": 0}},
+    "paper_models": {"clip": {}, "negclip": {}, "conclip": {}, "tsvlc": {}},  # conclip has no folder
+}
+PIPELINE_METRICS = {
+    "clip": {"hardpos/replace/orig": 0.63, "hardpos/replace/delta": -0.12},
+    "negclip-s0": {"sugarcrepe/replace/macro_acc": 0.84},
+    "negclip-s1": {"sugarcrepe/replace/macro_acc": 0.88},
+    "clip_ft-s0": {"sugarcrepe/replace/macro_acc": 0.5},  # no paper model: never in these tables
+}
+RELEASED_METRICS = {
+    "clip": {"ccneg/acc": 0.65},
+    "negclip": {"sugarcrepe/replace/macro_acc": 0.86, "ccneg/acc": 0.6},
+    "tsvlc": {"vlchecklist/relation/avg": 0.80},
+}
+
+
+def _write(folder: Path, metrics: dict, name: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    (folder / "provenance.json").write_text(json.dumps({"model": name, "profile": "paper", "git_commit": "abc"}))
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory) -> pd.DataFrame:
+    root = tmp_path_factory.mktemp("tree")
+    for name, m in PIPELINE_METRICS.items():
+        _write(root / "metrics" / name, m, name)
+    for name, m in RELEASED_METRICS.items():
+        _write(root / "metrics" / "released" / name, m, name)
+    (root / "params.yaml").write_text(yaml.safe_dump(PARAMS))
+    return R.released_comparison(P.load(root / "metrics", root / "params.yaml"))
+
+
+def _rows(df: pd.DataFrame, **where) -> pd.DataFrame:
+    mask = pd.Series(True, index=df.index)
+    for col, v in where.items():
+        mask &= df[col] == v
+    return df[mask]
+
+
+def _row(df: pd.DataFrame, **where) -> pd.Series:
+    hit = _rows(df, **where)
+    assert len(hit) == 1, (where, len(hit))
+    return hit.iloc[0]
+
+
+def test_columns_and_every_transcribed_row_is_present(table, values):
+    assert list(table.columns) == list(R.TABLE_COLUMNS)
+    got = set(zip(table["paper_id"], table["artifact"], table["paper_model"], table["metric_key"], strict=True))
+    want = set(zip(values["paper"], values["artifact"], values["model"], values["metric_key"], strict=True))
+    assert got == want
+    assert "clip_ft-s0" not in set(table["model"])
+
+
+def test_differences_pipeline_seed_mean_and_released(table):
+    t3 = dict(artifact="CE-T3", metric_key="sugarcrepe/replace/macro_acc")  # NegCLIP printed 85.0
+    s0 = _row(table, **t3, model="negclip-s0")
+    assert (s0["source"], s0["paper_model"], s0["seed"]) == (P.PIPELINE, "negclip", "0")
+    assert s0["paper"] == pytest.approx(0.85) and s0["difference"] == pytest.approx(-0.01)
+    assert s0["paper_ref"] == "CE-T3 (Table 3)" and s0["git_commit"] == "abc"
+    assert _row(table, **t3, model="negclip-s1")["difference"] == pytest.approx(0.03)
+    mean = _row(table, **t3, source=P.SEED_MEAN)
+    assert mean["reproduced"] == pytest.approx(0.86) and mean["difference"] == pytest.approx(0.01)
+    assert mean["std_over_training_seeds"] == pytest.approx(math.sqrt(2 * 0.02**2))  # ddof=1
+    assert mean["n_training_seeds"] == 2
+    rel = _row(table, **t3, model="negclip", source=P.RELEASED)
+    assert rel["reproduced"] == pytest.approx(0.86) and rel["difference"] == pytest.approx(0.01)
+    assert rel["note"] == ""
+    # the pipeline's clip is OpenAI CLIP: compared with the Hard Positives CLIP row, a negative delta included
+    hp = dict(artifact="HP-T1", model="clip", source=P.PIPELINE)
+    assert _row(table, **hp, metric_key="hardpos/replace/orig")["difference"] == pytest.approx(0.63 - 0.616)
+    delta = _row(table, **hp, metric_key="hardpos/replace/delta")
+    assert delta["paper"] == pytest.approx(-0.149) and delta["difference"] == pytest.approx(0.029)
+    assert "computed before rounding" in delta["paper_note"]
+    cn = _row(table, artifact="CONCLIP-T3", model="clip", source=P.RELEASED)
+    assert cn["difference"] == pytest.approx(0.65 - 0.657)
+    ts = _row(table, artifact="TSVLC-T1a", model="tsvlc", metric_key="vlchecklist/relation/avg")
+    assert ts["difference"] == pytest.approx(0.80 - 0.7872) and "RB+LLM" in ts["paper_note"]
+
+
+def test_missing_model_or_metric_leaves_an_empty_cell_and_a_note(table):
+    conclip = _row(table, artifact="CONCLIP-T3", paper_model="conclip")  # expected by params, no folder
+    assert conclip["source"] == P.RELEASED and math.isnan(conclip["reproduced"])
+    assert math.isnan(conclip["difference"]) and conclip["paper"] == pytest.approx(0.997)
+    assert conclip["note"] == P.NOTE_MODEL_MISSING
+    flava = _row(table, artifact="CONCLIP-T3", paper_model="flava")  # neither in params nor on disk
+    assert (flava["model"], flava["source"], flava["note"]) == ("flava", P.RELEASED, P.NOTE_MODEL_MISSING)
+    assert math.isnan(flava["reproduced"])
+    no_metric = _row(table, artifact="CONCLIP-T3", model="clip", source=P.PIPELINE)
+    assert math.isnan(no_metric["reproduced"]) and no_metric["note"] == P.NOTE_METRIC_MISSING
+    assert table["paper"].notna().all()  # the printed value is always there
+
+
+def test_one_paper_only_and_unknown_paper(table, values, tmp_path):
+    report = P.load(tmp_path / "nothing", tmp_path / "absent.yaml")  # no metrics, no params: never crashes
+    tsvlc = R.released_comparison(report, "tsvlc")
+    assert set(tsvlc["paper_id"]) == {"tsvlc"} and len(tsvlc) == (values["paper"] == "tsvlc").sum()
+    assert tsvlc["reproduced"].isna().all() and (tsvlc["note"] == P.NOTE_MODEL_MISSING).all()
+    with pytest.raises(ValueError, match="unknown paper 'aro'"):
+        R.released_comparison(report, "aro")
+
+
+def test_section_saves_tables_and_lists_transcription_notes(tmp_path):
+    root = tmp_path / "t"
+    _write(root / "metrics" / "released" / "tsvlc", {"vlchecklist/attribute/action": 0.7}, "tsvlc")
+    report = P.load(root / "metrics", root / "params.yaml")
+    md = R.released_section(report, "tsvlc", tmp_path / "out")
+    for name in ("tsvlc_released", "tsvlc_released_wide"):
+        assert (tmp_path / "out" / "tables" / f"{name}.csv").exists(), name
+    wide = pd.read_csv(tmp_path / "out" / "tables" / "tsvlc_released_wide.csv")
+    row = wide[(wide["artifact"] == "TSVLC-T3") & (wide["metric_key"] == "vlchecklist/attribute/action")].iloc[0]
+    assert row["tsvlc (released)"] == pytest.approx(0.7) and row["paper: tsvlc"] == pytest.approx(0.7215)
+    assert "**Transcription notes**" in md and "AMBIGUOUS label shift" in md
+    notes = R.paper_notes_markdown(R.released_comparison(report, "tsvlc"))
+    assert notes.count("AMBIGUOUS (catalog 2.2): Object presumably") == 1  # one bullet per distinct caveat
+    assert "TSVLC-T3 `tsvlc`: 7 values" in notes
