@@ -245,20 +245,14 @@ def check_paper_pipeline(params: dict) -> list[Finding]:
     for name, spec in splits.items() if isinstance(splits, dict) else []:
         label = f"world.splits.{name}"
         try:
-            from .paper.world import paper_world_configs, read_caption_file
+            from .paper.world import paper_world_configs, read_split
 
             _, specs = paper_world_configs({"splits": {name: spec}})
             s = specs[name]
             for key, value in (("annotations", s.annotations), ("images", s.images)):
                 if "$" in value:
                     raise FileNotFoundError(f"{key}={value!r}: environment variable not set")
-            records = read_caption_file(s.annotations)
-            root = Path(s.images)
-            if not root.is_dir():
-                raise FileNotFoundError(f"{root}: image folder not found")
-            missing = [r["image"] for r in records if not (root / r["image"]).is_file()]
-            if missing:
-                raise FileNotFoundError(f"{root}: {len(missing)} of {len(records)} images missing, e.g. {missing[0]}")
+            records = read_split(name, s)
             out.append(Finding(label, "ok", f"{len(records)} images, {sum(len(r['caption']) for r in records)} captions"))
         except FileNotFoundError as e:
             out.append(Finding(label, "missing", str(e)))

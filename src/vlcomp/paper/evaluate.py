@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import read_json
-from ..paper_eval.run import expand_inputs, resolve_device
+from ..paper_eval.run import evaluation_inputs, resolve_device
 
 
 def evaluation_settings(params: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], str]:
@@ -27,9 +27,7 @@ def evaluation_settings(params: Mapping[str, Any]) -> tuple[list[str], dict[str,
     benchmarks = list(settings.get("benchmarks") or [])
     if not benchmarks:
         raise ValueError("params: paper_evaluate.benchmarks must name at least one benchmark")
-    inputs = expand_inputs(params.get("paper_inputs") or {})
-    inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
-    return benchmarks, inputs, resolve_device(str(settings.get("device", "auto")))
+    return benchmarks, evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")))
 
 
 def checkpoint_spec(ckpt_dir: str | Path) -> dict[str, Any]:

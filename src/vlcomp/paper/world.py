@@ -34,6 +34,7 @@ from typing import Any
 from ..config import build
 from ..datasets.records import RecordError, read_json_strict
 from ..io import write_json
+from ..paper_eval.run import expand_inputs
 
 INDEX_FORMAT = "vlcomp-paper-split/1"
 
@@ -56,12 +57,6 @@ class PaperWorldConfig:
             raise ValueError(f"world.image_size={self.image_size!r}: must be a positive int")
 
 
-def expand(value: str) -> str:
-    import os
-
-    return os.path.expanduser(os.path.expandvars(value))
-
-
 def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dict[str, PaperSplitSpec]]:
     w = dict(world or {})
     splits = w.pop("splits", None)
@@ -72,7 +67,7 @@ def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dic
         if not isinstance(spec, Mapping):
             raise ValueError(f"params: world.splits.{name} must be a mapping with `annotations` and `images`")
         s = build(PaperSplitSpec, dict(spec), f"world.splits.{name}")
-        specs[name] = PaperSplitSpec(expand(s.annotations), expand(s.images), s.description)
+        specs[name] = PaperSplitSpec(expand_inputs(s.annotations), expand_inputs(s.images), s.description)
     return build(PaperWorldConfig, w, "world"), specs
 
 
@@ -119,8 +114,9 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path) -> dict:
-    """Write ``out_dir/<name>/captions.json`` and ``index.json``; returns the split's summary."""
+def read_split(name: str, spec: PaperSplitSpec) -> list[dict]:
+    """The split's caption records, after checking that its image folder holds every image they name (the world
+    stage and the doctor both check a split this way)."""
     records = read_caption_file(spec.annotations)
     root = Path(spec.images)
     if not root.is_dir():
@@ -129,6 +125,13 @@ def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path)
     if missing:
         raise FileNotFoundError(f"{root}: {len(missing)} of {len(records)} images of split {name!r} "
                                 f"({spec.annotations}) are missing, e.g. {', '.join(missing[:3])}")
+    return records
+
+
+def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path) -> dict:
+    """Write ``out_dir/<name>/captions.json`` and ``index.json``; returns the split's summary."""
+    records = read_split(name, spec)
+    root = Path(spec.images)
     d = out_dir / name
     d.mkdir(parents=True, exist_ok=True)
     write_json(d / "captions.json", records)

@@ -33,6 +33,13 @@ def expand_inputs(value: Any) -> Any:
     return value
 
 
+def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``paper_inputs`` expanded, with the spaCy pipeline of ``nlp.spacy_model`` (the Order perturbations)."""
+    inputs = expand_inputs(params.get("paper_inputs") or {})
+    inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
+    return inputs
+
+
 def resolve_device(device: str) -> str:
     import torch
 
@@ -71,8 +78,7 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
     if not models or not benchmarks:
         raise ValueError("paper_evaluate: `models` and `benchmarks` must each name at least one entry")
     specs = params.get("paper_models") or {}
-    inputs = expand_inputs(params.get("paper_inputs") or {})
-    inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
+    inputs = evaluation_inputs(params)
     device = resolve_device(str(settings.get("device", "auto")))
     results = {}
     for name in models:

@@ -11,7 +11,7 @@ import csv
 import importlib.resources
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import pandas as pd
 
@@ -129,32 +129,36 @@ def _check_row(row: dict[str, str]) -> str | None:
     return None
 
 
-def parse_paper_values(lines: Iterable[str], source_name: str) -> pd.DataFrame:
-    """Parse and validate paper-value CSV text; raise ValueError naming ``source_name`` and the row."""
+def checked_rows(lines: Iterable[str], source_name: str, columns: tuple[str, ...], key_columns: Iterable[str],
+                 check_row: Callable[[dict[str, str]], str | None], *,
+                 header_where: str = "header") -> Iterator[dict[str, str]]:
+    """The rows of a transcribed-values CSV, each checked by ``check_row`` (a problem description or None) and
+    unique on ``key_columns``; a bad header or row raises ValueError naming ``source_name`` and the row."""
     reader = csv.DictReader(lines)
-    if tuple(reader.fieldnames or ()) != COLUMNS:
-        raise ValueError(f"{source_name}: header {reader.fieldnames} != expected {list(COLUMNS)}")
-    records: list[dict[str, object]] = []
+    if tuple(reader.fieldnames or ()) != columns:
+        raise ValueError(f"{source_name}: {header_where}: columns {reader.fieldnames} != expected {list(columns)}")
+    key_columns = tuple(key_columns)
     seen: dict[tuple[str, ...], int] = {}
     for row in reader:
         lineno = reader.line_num
         if None in row or any(v is None for v in row.values()):
-            raise ValueError(f"{source_name}: row {lineno}: expected {len(COLUMNS)} fields")
-        problem = _check_row(row)
+            raise ValueError(f"{source_name}: row {lineno}: expected {len(columns)} fields")
+        problem = check_row(row)
         if problem:
             raise ValueError(f"{source_name}: row {lineno}: {problem}")
-        key = tuple(row[c] for c in ("artifact", "dataset", "model", "group", "metric"))
+        key = tuple(row[c] for c in key_columns)
         if key in seen:
             raise ValueError(f"{source_name}: row {lineno}: duplicate of row {seen[key]} {key}")
         seen[key] = lineno
-        records.append(
-            {
-                **row,
-                "value": float(row["value"]),
-                "std": float(row["std"]) if row["std"] else math.nan,
-                "value_text": row["value"],
-            }
-        )
+        yield row
+
+
+def parse_paper_values(lines: Iterable[str], source_name: str) -> pd.DataFrame:
+    """Parse and validate paper-value CSV text; raise ValueError naming ``source_name`` and the row."""
+    records = [{**row, "value": float(row["value"]), "std": float(row["std"]) if row["std"] else math.nan,
+                "value_text": row["value"]}
+               for row in checked_rows(lines, source_name, COLUMNS, ("artifact", "dataset", "model", "group", "metric"),
+                                       _check_row)]
     df = pd.DataFrame.from_records(records, columns=[*COLUMNS, "value_text"])
     return df.astype({"value": "float64", "std": "float64"})
 

@@ -28,7 +28,6 @@ ever filled in.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import importlib.resources
 import math
@@ -54,6 +53,7 @@ from .paper_profile import (
     comparison_rows,
     section,
 )
+from .paper_values import checked_rows
 
 COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "benchmark", "metric_key", "value", "source", "note")
 VALUES_FILE = "released_paper_values.csv"
@@ -125,23 +125,9 @@ def _check_row(row: dict[str, str]) -> str | None:
 
 def parse_released_values(lines: Iterable[str], source_name: str) -> pd.DataFrame:
     """Parse and validate released-value CSV text; raise ValueError naming ``source_name`` and the row."""
-    reader = csv.DictReader(lines)
-    if tuple(reader.fieldnames or ()) != COLUMNS:
-        raise ValueError(f"{source_name}: row 1 (header): columns {reader.fieldnames} != expected {list(COLUMNS)}")
-    records: list[dict[str, Any]] = []
-    seen: dict[tuple[str, ...], int] = {}
-    for row in reader:
-        lineno = reader.line_num
-        if None in row or any(v is None for v in row.values()):
-            raise ValueError(f"{source_name}: row {lineno}: expected {len(COLUMNS)} fields")
-        problem = _check_row(row)
-        if problem:
-            raise ValueError(f"{source_name}: row {lineno}: {problem}")
-        key = tuple(row[c] for c in KEY_COLUMNS)
-        if key in seen:
-            raise ValueError(f"{source_name}: row {lineno}: duplicate of row {seen[key]} {key}")
-        seen[key] = lineno
-        records.append({**row, "value": float(row["value"])})
+    records = [{**row, "value": float(row["value"])}
+               for row in checked_rows(lines, source_name, COLUMNS, KEY_COLUMNS, _check_row,
+                                       header_where="row 1 (header)")]
     if not records:
         raise ValueError(f"{source_name}: no rows")
     return pd.DataFrame.from_records(records, columns=list(COLUMNS)).astype({"value": "float64"})
