@@ -25,9 +25,8 @@ import pandas as pd
 import torch
 import yaml
 
-from vlcomp.benchmarks.build import BenchmarksConfig, build_all
-from vlcomp.benchmarks.suite import EvalContext
 from vlcomp.config import build, load_params, merge_overlay, section
+from vlcomp.eval.toy_suite import EvalContext
 from vlcomp.evaluation import aggregate_items, evaluate_model
 from vlcomp.losses import get_loss
 from vlcomp.mining.negclip import NegClipMineConfig
@@ -42,6 +41,7 @@ from vlcomp.train.data import BatchSampler, rows_from_annotations
 from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
 from vlcomp.train.loop import train
 from vlcomp.train.recipes import method_config, model_spec, train_config
+from vlcomp.twins.build import BenchmarksConfig, build_all
 from vlcomp.world import Split, world_configs
 from vlcomp.world.generate import generate_world
 

@@ -19,7 +19,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from vlcomp.config import load_params  # noqa: E402
-from vlcomp.paper_eval.run import evaluate_released  # noqa: E402
+from vlcomp.eval.run import evaluate_released  # noqa: E402
 from vlcomp.tracking import stage_run  # noqa: E402
 
 

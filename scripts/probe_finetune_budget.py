@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from vlcomp.benchmarks.suite import EvalContext
 from vlcomp.config import build, load_params, section
+from vlcomp.eval.toy_suite import EvalContext
 from vlcomp.evaluation import aggregate_items, evaluate_model
 from vlcomp.io import atomic_path, read_json
 from vlcomp.mining.negclip import NegClipMineConfig

@@ -35,7 +35,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from vlcomp.benchmarks.suite import BENCHMARKS, EvalContext
+from vlcomp.eval.toy_suite import BENCHMARKS, EvalContext
 from vlcomp.io import atomic_path, read_json
 from vlcomp.models.encode import clip_forward, encode_images, encode_texts
 from vlcomp.models.factory import ModelSpec, create_model, to_tensor

@@ -4,11 +4,11 @@ check every released benchmark file and its images before any GPU time (vlcomp.p
 from __future__ import annotations
 
 from _common import parser, run
-from vlcomp.benchmarks.build import BenchmarksConfig, build_all
 from vlcomp.config import build, load_params, section
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.text.perturb import TextShuffler
 from vlcomp.tracking import stage_run
+from vlcomp.twins.build import BenchmarksConfig, build_all
 from vlcomp.world import world_configs
 
 

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from _common import parser, run
-from vlcomp.benchmarks.suite import EvalContext
 from vlcomp.config import load_params, section
+from vlcomp.eval.toy_suite import EvalContext
 from vlcomp.evaluation import aggregate_items, evaluate_model, read_items, write_items
 from vlcomp.io import atomic_dir, read_json, write_json
 from vlcomp.models.factory import ModelSpec, create_model
@@ -31,8 +31,8 @@ def main() -> None:
     ckpt = Path(args.checkpoint)
     meta = read_json(ckpt / "model.json")
     if params["profile"] == "paper":
+        from vlcomp.eval.run import evaluate_scorer
         from vlcomp.paper.evaluate import checkpoint_scorer, evaluation_settings
-        from vlcomp.paper_eval.run import evaluate_scorer
 
         names, inputs, device = evaluation_settings(params)
         scorer = checkpoint_scorer(args.model, ckpt, device)

@@ -19,9 +19,9 @@ def main() -> None:
     if params["profile"] != "paper":
         raise ValueError(f"{args.params}: evaluate_released runs in the paper profile only (profile: "
                          f"{params['profile']}); switch with `python -m vlcomp.profile paper`")
+    from vlcomp.eval.run import evaluate_scorer
     from vlcomp.models.zoo import build_scorer
     from vlcomp.paper.evaluate import evaluation_settings
-    from vlcomp.paper_eval.run import evaluate_scorer
 
     spec = section(params, f"paper_models.{args.model}")
     names, inputs, device = evaluation_settings(params)

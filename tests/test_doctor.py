@@ -11,8 +11,8 @@ import torch
 import yaml
 from PIL import Image
 
-from vlcomp.datasets.sugarcrepe import CATEGORIES
 from vlcomp.doctor import check_paper_inputs, main
+from vlcomp.formats.sugarcrepe import CATEGORIES
 
 
 def _vg_case(image: str, x: int = 0, **extra) -> dict:

@@ -50,7 +50,7 @@ def expand(value: str | None) -> Path | None:
 
 def _vg(kind: str) -> Callable[[Path, dict], str]:
     def check(path: Path, inputs: dict) -> str:
-        from .datasets.aro import load_vg
+        from .formats.aro import load_vg
 
         cases = load_vg(path, kind)
         images = expand(inputs.get("aro_images"))
@@ -69,20 +69,20 @@ def _vg(kind: str) -> Callable[[Path, dict], str]:
 
 
 def _exclusions(path: Path, inputs: dict) -> str:
-    from .datasets.aro import load_exclusions
+    from .formats.aro import load_exclusions
 
     return f"{len(load_exclusions(path))} relation names"
 
 
 def _karpathy(path: Path, inputs: dict) -> str:
-    from .datasets.karpathy import load_karpathy
+    from .formats.karpathy import load_karpathy
 
     recs = load_karpathy(path, clean=False)
     return f"{len(recs):,} images, {sum(len(r['caption']) for r in recs):,} captions"
 
 
 def _sugarcrepe(path: Path, inputs: dict) -> str:
-    from .datasets.sugarcrepe import load_all
+    from .formats.sugarcrepe import load_all
 
     data = load_all(path)
     return ", ".join(f"{k} {len(v)}" for k, v in data.items())
@@ -108,20 +108,20 @@ def _checkpoint(path: Path, inputs: dict) -> str:
 
 
 def _valse(path: Path, inputs: dict) -> str:
-    from .datasets.valse import load_all
+    from .formats.valse import load_all
 
     data = load_all(path)
     return f"{sum(len(v) for v in data.values()):,} validated cases in {len(data)} instruments"
 
 
 def _ccneg(path: Path, inputs: dict) -> str:
-    from .datasets.ccneg import load_ccneg
+    from .formats.ccneg import load_ccneg
 
     return f"{len(load_ccneg(path)):,} cases"
 
 
 def _hard_positives(path: Path, inputs: dict) -> str:
-    from .datasets.hardpos import BENCHMARKS, load_benchmark
+    from .formats.hardpos import BENCHMARKS, load_benchmark
 
     return ", ".join(f"{name} {len(load_benchmark(path, name))}" for name in BENCHMARKS)
 
@@ -151,7 +151,7 @@ def _locate(label: str, raw: object) -> tuple[Path | None, Finding | None]:
     return path, (Finding(label, "skipped", "not configured") if path is None else None)
 
 
-#: ``paper_inputs`` keys that are settings, not paths (read by vlcomp.paper_eval).
+#: ``paper_inputs`` keys that are settings, not paths (read by vlcomp.benchmarks).
 OPTION_KEYS = frozenset({"order_seeds", "ccneg_split", "ccneg_n_eval", "sugarcrepe_categories",
                          "valse_instruments", "aro_box_tolerance_px", "spacy_model"})
 #: ``paper_inputs`` keys holding a mapping of folders / files.

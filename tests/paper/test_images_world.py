@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from vlcomp.datasets.records import RecordError
+from vlcomp.formats.records import RecordError
 from vlcomp.paper.images import ImageFiles, load_rgb
 from vlcomp.paper.world import (
     INDEX_FORMAT,

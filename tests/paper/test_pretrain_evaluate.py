@@ -271,7 +271,7 @@ def test_check_benchmarks_bad_record_names_the_file(bench):
 
 
 def test_check_benchmarks_unknown_name(bench):
-    with pytest.raises(ValueError, match="unknown paper benchmark 'nope'"):
+    with pytest.raises(ValueError, match="unknown benchmark 'nope'"):
         check_benchmarks(["nope"], bench)
 
 

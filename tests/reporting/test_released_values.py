@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from paper_eval.formats import BUILDERS, build  # tests/ is on sys.path (rootdir conftest, no __init__)
-from vlcomp.datasets import ccneg as ccneg_ds
-from vlcomp.datasets import sugarcrepe as sugarcrepe_ds
-from vlcomp.datasets import valse as valse_ds
-from vlcomp.datasets import vlchecklist as vlc_ds
+from eval.formats import BUILDERS, build  # tests/ is on sys.path (rootdir conftest, no __init__)
+from vlcomp.benchmarks.aro import ORDER_OPTIONS
+from vlcomp.benchmarks.hardpos import REPLACE_PARTS
+from vlcomp.benchmarks.registry import BENCHMARKS
+from vlcomp.benchmarks.retrieval import KS
+from vlcomp.formats import ccneg as ccneg_ds
+from vlcomp.formats import sugarcrepe as sugarcrepe_ds
+from vlcomp.formats import valse as valse_ds
+from vlcomp.formats import vlchecklist as vlc_ds
 from vlcomp.metrics.aro import VG_RELATION_GROUP_OF
-from vlcomp.paper_eval.aro import ORDER_OPTIONS
-from vlcomp.paper_eval.hardpos import REPLACE_PARTS
-from vlcomp.paper_eval.retrieval import KS
-from vlcomp.paper_eval.suite import PAPER_BENCHMARKS
 from vlcomp.reporting import paper_profile as P
 from vlcomp.reporting import released_values as R
 
@@ -51,7 +51,7 @@ def test_shipped_csv_loads_and_covers_the_four_papers(values):
 def test_models_and_benchmarks_are_the_paper_profiles():
     params = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
     assert R.MODELS == set(params["paper_models"])
-    assert set(R.KEY_PREFIX) == set(PAPER_BENCHMARKS)
+    assert set(R.KEY_PREFIX) == set(BENCHMARKS)
 
 
 @pytest.mark.parametrize(("artifact", "model", "key", "printed"), [
@@ -109,7 +109,7 @@ def _per_item_tables() -> dict[str, pd.DataFrame]:
 def produced() -> dict[str, set[str]]:
     """Benchmark -> every metric key its aggregate function writes on :func:`_per_item_tables`."""
     tables = _per_item_tables()
-    return {b: set(PAPER_BENCHMARKS.get(b).aggregate(tables)) for b in PAPER_BENCHMARKS}
+    return {b: set(BENCHMARKS.get(b).aggregate(tables)) for b in BENCHMARKS}
 
 
 def test_every_transcribed_key_is_written_by_its_benchmarks_aggregate(values, produced):
@@ -119,7 +119,7 @@ def test_every_transcribed_key_is_written_by_its_benchmarks_aggregate(values, pr
 
 
 def test_synthetic_tables_cover_the_runner_fixtures_keys(produced, tmp_path):
-    """The hand-computed metrics of tests/paper_eval/formats.py (the runners' fixtures) are all among the keys
+    """The hand-computed metrics of tests/eval/formats.py (the runners' fixtures) are all among the keys
     the synthetic tables produce, so the check above uses the same key families as real runs."""
     for name in BUILDERS:
         expected = set(build(name, tmp_path / name).expected)

@@ -70,12 +70,19 @@ class OpenClipScorer:
         self.image_batch = image_batch
         self.text_batch = text_batch
 
+    def preprocess_images(self, images: Sequence) -> torch.Tensor:
+        """``[N, 3, S, S]``: the model's own preprocessing of each image (what an image perturbation acts on)."""
+        return torch.stack([self.preprocess(im) for im in images])
+
+    @torch.no_grad()
+    def encode_image_tensor(self, x: torch.Tensor) -> torch.Tensor:
+        """L2-normalised features of an already preprocessed batch ``[N, 3, S, S]``."""
+        return torch.nn.functional.normalize(self.model.encode_image(x.to(self.device)).float(), dim=-1).cpu()
+
     @torch.no_grad()
     def encode_images(self, images: Sequence) -> torch.Tensor:
-        feats = []
-        for s in range(0, len(images), self.image_batch):
-            x = torch.stack([self.preprocess(im) for im in images[s : s + self.image_batch]]).to(self.device)
-            feats.append(torch.nn.functional.normalize(self.model.encode_image(x).float(), dim=-1).cpu())
+        feats = [self.encode_image_tensor(self.preprocess_images(images[s : s + self.image_batch]))
+                 for s in range(0, len(images), self.image_batch)]
         return torch.cat(feats) if feats else torch.zeros(0, 0)
 
     @torch.no_grad()
@@ -93,3 +100,28 @@ class OpenClipScorer:
         if len(images) != len(texts):
             raise ValueError(f"score_pairs: {len(images)} images but {len(texts)} texts")
         return (self.encode_images(images) * self.encode_texts(texts)).sum(dim=1)
+
+
+def toy_preprocess(size: int) -> Callable:
+    """The toy profile's own image preprocessing: the whole image (or crop) squashed to ``size`` x ``size``
+    (bilinear, antialiased) and CLIP-normalised - no centre crop, which would cut wide union boxes of VG crops.
+    Takes a PIL image or a uint8 ``[H, W, 3]`` array."""
+    import numpy as np
+
+    from .factory import to_tensor
+
+    def preprocess(image) -> torch.Tensor:
+        arr = np.asarray(image.convert("RGB") if hasattr(image, "convert") else image, dtype=np.uint8)
+        return to_tensor(arr[None], size)[0]
+
+    return preprocess
+
+
+def toy_scorer(name: str, model: torch.nn.Module, tokenizer: Callable, *, device: str | torch.device = "cpu",
+               image_batch: int = 256, text_batch: int = 1024) -> OpenClipScorer:
+    """A toy-profile model (tiny open_clip CLIP, world tokenizer) behind the scoring contract, with the toy's own
+    preprocessing (:func:`toy_preprocess`)."""
+    from .factory import image_size
+
+    return OpenClipScorer(name, model, toy_preprocess(image_size(model)), tokenizer, device=device,
+                          image_batch=image_batch, text_batch=text_batch)

@@ -6,7 +6,7 @@
 - :mod:`.pretrain` — stage ``pretrain``: resolve the pretrained base weights (OpenAI ViT-B/32) instead of training;
 - :mod:`.benchmarks` — stage ``benchmarks``: load and validate every released benchmark file before GPU time;
 - :mod:`.evaluate` — stages ``evaluate_base``, ``evaluate@<variant>``, ``evaluate_released@<model>``: the
-  papers' released-format runners (:mod:`vlcomp.paper_eval`) on a pipeline model or a released checkpoint.
+  papers' released-format runners (:mod:`vlcomp.benchmarks`) on a pipeline model or a released checkpoint.
 
 The stage entry points in ``stages/`` switch here when ``profile: paper`` (``python -m vlcomp.profile paper``).
 """

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..paper_eval.engine import RetrievalTask, check_image_files
-from ..paper_eval.suite import benchmarks_named
+from ..benchmarks.registry import benchmarks_named
+from ..eval.engine import RetrievalTask, check_image_files
 from .world import sha256_file
 
 

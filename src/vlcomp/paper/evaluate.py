@@ -8,7 +8,7 @@
 
 Both run every benchmark of ``paper_evaluate.benchmarks`` on the files of ``paper_inputs`` and write
 ``items/*.parquet``, ``metrics.json`` (derived from the saved tables) and ``provenance.json``
-(:func:`vlcomp.paper_eval.run.evaluate_scorer`).
+(:func:`vlcomp.eval.run.evaluate_scorer`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..eval.run import evaluation_inputs, resolve_device
 from ..io import read_json
-from ..paper_eval.run import evaluation_inputs, resolve_device
 
 
 def evaluation_settings(params: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], str]:

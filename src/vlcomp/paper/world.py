@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import build
-from ..datasets.records import RecordError, read_json_strict
+from ..eval.run import expand_inputs
+from ..formats.records import RecordError, read_json_strict
 from ..io import write_json
-from ..paper_eval.run import expand_inputs
 
 INDEX_FORMAT = "vlcomp-paper-split/1"
 

@@ -67,8 +67,8 @@ def intro_markdown(ctx: ReportContext) -> str:
 
 
 def stands_for_table(ctx: ReportContext) -> pd.DataFrame:
-    from ..benchmarks.suite import BENCHMARKS
-    from ..benchmarks.zeroshot import ZEROSHOT_TASKS
+    from ..eval.toy_suite import BENCHMARKS
+    from ..twins.zeroshot import ZEROSHOT_TASKS
 
     rows = [{"toy twin": "base model `clip` (tiny open_clip "
              f"`{ctx.params['model']['arch']}`, pretrained here on the `web` split)", "stands for": "OpenAI CLIP ViT-B/32"}]

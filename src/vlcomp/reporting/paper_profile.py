@@ -14,7 +14,7 @@ The other four papers' printed numbers for the same models are compared by
 the :class:`PaperReport` returned by :func:`load`).
 
 A folder counts only if its ``provenance.json`` says ``"profile": "paper"`` (toy leftovers are listed as ignored).
-Metric keys are those of :mod:`vlcomp.paper_eval`. A pipeline model is compared with the paper's row of its
+Metric keys are those of :mod:`vlcomp.benchmarks`. A pipeline model is compared with the paper's row of its
 method (``negclip-s0`` -> ``negclip``), a released checkpoint with the row of its name.
 
 Every comparison table is long: one row per (table row, model) with ``reproduced``, ``paper``, ``difference``
@@ -37,10 +37,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..benchmarks.aro import ORDER_METRIC_NAME
+from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
+from ..eval.common import key_part
 from ..metrics.aro import VG_RELATION_GROUP_OF
-from ..paper_eval.aro import ORDER_METRIC_NAME
-from ..paper_eval.common import key_part
-from ..paper_eval.retrieval import RETRIEVAL_METRIC_NAME
 from .aro import T6_ROWS
 from .paper_values import MACRO_GROUPS, load_paper_values, lookup
 
@@ -63,7 +63,7 @@ OTHER_PAPERS_NOTE = ("This table lists reproduced values only. The printed numbe
                      "variants) follow, one section per paper (`vlcomp.reporting.released_values`, transcribed in "
                      "`vlcomp/data/released_paper_values.csv`).")
 
-#: Headline metrics of the released-checkpoints table, in column order (keys of :mod:`vlcomp.paper_eval`).
+#: Headline metrics of the released-checkpoints table, in column order (keys of :mod:`vlcomp.benchmarks`).
 HEADLINE_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
     rf"^{VG_R}/(macro_acc|spatial_macro_acc|verbs_macro_acc)$",
     r"^aro/vg_attribution/macro_acc$",
@@ -278,7 +278,7 @@ def first_paper_cell(paper: pd.DataFrame, artifacts: Iterable[str], dataset: str
 
 
 def metric_key(dataset: str, metric: str) -> str | None:
-    """The :mod:`vlcomp.paper_eval` key of a paper CSV (dataset, metric); None for the zero-shot classification
+    """The :mod:`vlcomp.benchmarks` key of a paper CSV (dataset, metric); None for the zero-shot classification
     datasets, which the paper profile does not evaluate."""
     if dataset in VG_DATASETS or dataset in ORDER_METRIC_NAME.values():
         return f"aro/{dataset}/{metric}"
@@ -518,7 +518,7 @@ def intro_markdown(report: PaperReport) -> str:
         f"**Profile:** `{PAPER_PROFILE}`: real weights and real data. The base model `{BASE_MODEL}` is OpenAI CLIP "
         "as resolved by the pretrain stage, the fine-tuned variants are trained by this pipeline, and the released "
         "checkpoints are the papers' own weights evaluated as they are; all are scored on the released benchmark "
-        "files by `vlcomp.paper_eval`. Reproduced numbers are read from "
+        "files by `vlcomp.benchmarks`. Reproduced numbers are read from "
         f"`{report.metrics_dir}/<model>/metrics.json` (source *pipeline*) and "
         f"`{report.metrics_dir}/{RELEASED_SUBDIR}/<model>/metrics.json` (source *released*); the paper's numbers "
         f"from `vlcomp/data/{PAPER_NAME}_paper_values.csv` (the other papers' from "

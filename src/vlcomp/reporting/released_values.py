@@ -10,7 +10,7 @@ printed number::
 - ``paper``: ``ceclip``, ``conclip``, ``tsvlc`` or ``hardpos`` (:data:`PAPERS`);
 - ``artifact``: the catalog's artifact id (``CE-T1``, ``CONCLIP-T3``, ``TSVLC-T1a``, ``HP-T7``, ...);
 - ``model``: a ``paper_models`` key of the paper profile (:data:`MODELS`);
-- ``benchmark``: a :data:`vlcomp.paper_eval.suite.PAPER_BENCHMARKS` name, ``metric_key`` the exact key its
+- ``benchmark``: a :data:`vlcomp.benchmarks.registry.BENCHMARKS` name, ``metric_key`` the exact key its
   aggregate function writes (e.g. ``sugarcrepe/replace/macro_acc``, ``ccneg/word/no/k/1/acc``);
 - ``value``: the printed percentage as a fraction (``59.3`` -> ``0.593``); only ``hardpos/.../delta`` keys (Aug -
   Orig) may be negative;
@@ -38,9 +38,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..paper_eval.aro import ORDER_METRIC_NAME
-from ..paper_eval.retrieval import RETRIEVAL_METRIC_NAME
-from ..paper_eval.suite import PAPER_BENCHMARKS
+from ..benchmarks.aro import ORDER_METRIC_NAME
+from ..benchmarks.registry import BENCHMARKS
+from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
 from .paper_profile import (
     PIPELINE,
     PROVENANCE_COLUMNS,
@@ -107,8 +107,8 @@ def _check_row(row: dict[str, str]) -> str | None:
         return f"artifact {artifact!r} is not a {paper} catalog id ({prefix}...)"
     if model not in MODELS:
         return f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}"
-    if bench not in PAPER_BENCHMARKS:
-        return f"unknown benchmark {bench!r}; known: {', '.join(PAPER_BENCHMARKS)}"
+    if bench not in BENCHMARKS:
+        return f"unknown benchmark {bench!r}; known: {', '.join(BENCHMARKS)}"
     if not _KEY.fullmatch(key) or not key.startswith(KEY_PREFIX[bench]):
         return f"metric_key {key!r} is not a {bench} key ({KEY_PREFIX[bench]}...)"
     if not _NUMBER.fullmatch(row["value"]):

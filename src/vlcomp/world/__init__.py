@@ -66,7 +66,7 @@ class Split:
         return self._images
 
     def annotations(self) -> list[dict]:
-        from ..benchmarks.formats import validate_karpathy
+        from ..formats.karpathy import validate_karpathy
 
         path = self.dir / "captions.json"
         return validate_karpathy(read_json(path), path)

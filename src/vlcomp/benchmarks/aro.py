@@ -1,0 +1,261 @@
+"""ARO on the released files: VG-Relation, VG-Attribution (``visual_genome_*.json`` + the images folder) and
+COCO-Order / Flickr30k-Order (built from the Karpathy test captions with the four ARO shuffles).
+
+Per-item tables (one row per case, scores included) and the aggregates derived from them alone:
+
+- ``vg_relation``: options ``[false, true]`` (reference order), correct iff ``score_true > score_false``
+  (a tie is wrong, :data:`vlcomp.metrics.aro.VG_TIE_RULE`). Rows whose relation is in the exclusion list
+  (the ARO notebook's 157 ``symmetric`` names, a file given as data) carry ``excluded=True`` and leave the
+  macro. Keys ``aro/vg_relation/{macro_acc, micro_acc, spatial_macro_acc, verbs_macro_acc, n_relations,
+  n_cases, n_excluded_cases, tie_rate}`` and ``aro/vg_relation/rel/<relation>/acc``.
+- ``vg_attribution``: same rule; the macro over ordered attribute pairs with >= 25 cases. Keys
+  ``aro/vg_attribution/{macro_acc, micro_acc, n_pairs, n_cases, tie_rate}``.
+- ``coco_order`` / ``flickr_order``: one case per Karpathy caption and seed (the released code's convention),
+  options ``[original, *ORDER_KINDS]`` from the **raw** caption, all through ``pre_caption(30)``; correct iff
+  the original is not beaten (a tie is right, :data:`~vlcomp.metrics.aro.ORDER_TIE_RULE`). Keys
+  ``aro/{coco,flickr30k}_order/{acc, acc_std, n_seeds, n_cases, tie_rate, unchanged_rate}`` where ``acc`` is
+  the mean over seeds of the per-seed accuracy and ``acc_std`` its sample std.
+
+AMBIGUOUS (documented choices):
+
+- Order seeds: the ARO text says 5 seeds, Table 5 says 3; the default here is 5 (``order_seeds``, an int
+  n -> seeds 0..n-1, or a list). Seed ``s`` draws from ``vlcomp.seeding.np_rng(s, "aro_order", <name>)``:
+  reproducible per seed, not the reference's global-RNG draws.
+- A VG box reaching outside its image stops the run naming the record (the loader's rule), whereas the
+  reference's ``PIL.Image.crop`` would silently pad with black; ``aro_box_tolerance_px`` lets boxes overhang
+  by that much (the released files were not available to check whether any do).
+- Order captions are one case per caption (25,010 COCO / 5,000 Flickr), as the released code, not one per
+  image as the paper's "6,000 test cases" suggests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..eval.common import as_bool, as_text, checked, key_part, need_path, table
+from ..eval.engine import ChoiceTask, first_by_key
+from ..formats.aro import VGCase, load_exclusions, load_vg
+from ..formats.karpathy import load_karpathy
+from ..formats.records import open_image, where
+from ..metrics.aro import (
+    ORDER_CORRECT_INDEX,
+    ORDER_TIE_RULE,
+    VG_ATTRIBUTION_MIN_COUNT,
+    VG_CORRECT_INDEX,
+    VG_RELATION_GROUP_OF,
+    VG_RELATION_MIN_COUNT,
+    VG_TIE_RULE,
+    group_macro,
+    macro_accuracy,
+    pick_correct,
+)
+from ..metrics.stats import mean_std
+from ..seeding import np_rng
+from ..text.perturb import ORDER_KINDS, TextShuffler
+from .registry import Benchmark, register
+
+#: Order option names, in the reference's option order (index 0 is the original caption).
+ORDER_OPTIONS: tuple[str, ...] = ("original", *ORDER_KINDS)
+DEFAULT_ORDER_SEEDS = 5
+#: Metric prefix of each Order benchmark (Flickr keeps the toy profile's ``flickr30k`` spelling).
+ORDER_METRIC_NAME = {"coco_order": "coco_order", "flickr_order": "flickr30k_order"}
+
+
+# --------------------------------------------------------------------------- VG-Relation / VG-Attribution
+
+
+def vg_task(cases: Sequence[VGCase], images_dir: str | Path, source: str | Path, kind: str, *,
+            exclusions: Iterable[str] = frozenset(), tolerance_px: float = 0.0) -> ChoiceTask:
+    """A VG-R (``kind="relation"``) or VG-A (``"attribution"``) task over loaded cases. An image is a crop,
+    keyed by (images folder, image path, box): cases sharing a crop encode it once. A box reaching more than
+    ``tolerance_px`` outside its image is an error naming the record."""
+    if kind not in ("relation", "attribution"):
+        raise ValueError(f"kind must be 'relation' or 'attribution', got {kind!r}")
+    name = f"vg_{kind}"
+    images_dir, exclusions = Path(images_dir), frozenset(exclusions)
+    keys = [(str(images_dir), c.image_path, c.box) for c in cases]
+    first = first_by_key(keys, cases)
+    meta = pd.DataFrame({
+        "index": [c.index for c in cases],
+        "image_path": [c.image_path for c in cases],
+        "bbox_x": [c.box[0] for c in cases], "bbox_y": [c.box[1] for c in cases],
+        "bbox_w": [c.box[2] for c in cases], "bbox_h": [c.box[3] for c in cases],
+        "false_caption": [c.false_caption for c in cases], "true_caption": [c.true_caption for c in cases],
+    })
+    if kind == "relation":
+        meta.insert(1, "relation", [c.group for c in cases])
+        meta["excluded"] = [c.group in exclusions for c in cases]
+        meta["relation_group"] = [VG_RELATION_GROUP_OF.get(c.group, "") for c in cases]
+    else:
+        meta.insert(1, "pair", [c.group for c in cases])
+    return ChoiceTask(
+        name=name, meta=meta, image_keys=keys, captions=[c.caption_options for c in cases],
+        load_image=lambda key: first[key].crop(images_dir, source, tolerance_px=tolerance_px),
+        finish=lambda m, s: {name: finish_vg(m, s)},
+        image_file=lambda key: Path(key[0]) / key[1],
+    )
+
+
+def finish_vg(meta: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
+    """Scores ``[N, 2]`` in ``[false, true]`` order -> the per-case table (``correct`` by the VG tie rule)."""
+    df = meta.copy()
+    df["score_false"], df["score_true"] = scores[:, 0].astype(np.float64), scores[:, 1].astype(np.float64)
+    df["correct"] = pick_correct(scores, VG_CORRECT_INDEX, VG_TIE_RULE)
+    df["tie"] = scores[:, 0] == scores[:, 1]
+    return df
+
+
+def prepare_vg_relation(inputs: Mapping[str, Any]) -> ChoiceTask:
+    """Inputs: ``aro_vg_relation`` (JSON), ``aro_images`` (folder), ``aro_relation_exclusions`` (text file);
+    optional ``aro_box_tolerance_px``."""
+    path = need_path(inputs, "aro_vg_relation", "vg_relation")
+    images = need_path(inputs, "aro_images", "vg_relation", directory=True)
+    exclusions = load_exclusions(need_path(inputs, "aro_relation_exclusions", "vg_relation"))
+    return vg_task(load_vg(path, "relation"), images, path, "relation", exclusions=exclusions,
+                   tolerance_px=float(inputs.get("aro_box_tolerance_px") or 0.0))
+
+
+def prepare_vg_attribution(inputs: Mapping[str, Any]) -> ChoiceTask:
+    """Inputs: ``aro_vg_attribution`` (JSON), ``aro_images`` (folder); optional ``aro_box_tolerance_px``."""
+    path = need_path(inputs, "aro_vg_attribution", "vg_attribution")
+    images = need_path(inputs, "aro_images", "vg_attribution", directory=True)
+    return vg_task(load_vg(path, "attribution"), images, path, "attribution",
+                   tolerance_px=float(inputs.get("aro_box_tolerance_px") or 0.0))
+
+
+def aggregate_vg_relation(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
+    df = table(tables, "vg_relation", ("relation", "correct", "excluded", "tie"))
+    correct, excluded = as_bool(df["correct"]), as_bool(df["excluded"])
+    relations = as_text(df["relation"])
+    dropped = {r for r, e in zip(relations, excluded, strict=True) if e}
+    try:
+        macro, per = macro_accuracy(correct, relations, min_count=VG_RELATION_MIN_COUNT, exclude=dropped)
+    except ValueError as e:
+        raise ValueError(f"vg_relation: {e}") from None
+    p = "aro/vg_relation"
+    out = {f"{p}/macro_acc": macro, f"{p}/micro_acc": float(correct[~excluded].mean()),
+           f"{p}/n_relations": len(per), f"{p}/n_cases": int((~excluded).sum()),
+           f"{p}/n_excluded_cases": int(excluded.sum()), f"{p}/tie_rate": float(as_bool(df["tie"])[~excluded].mean())}
+    out |= {f"{p}/{g}_macro_acc": v for g, v in group_macro(per, VG_RELATION_GROUP_OF).items()}
+    out |= {f"{p}/rel/{key_part(r.group)}/acc": r.accuracy for r in per.itertuples()}
+    return checked(out)
+
+
+def aggregate_vg_attribution(tables: Mapping[str, pd.DataFrame], *,
+                             min_count: int = VG_ATTRIBUTION_MIN_COUNT) -> dict[str, float]:
+    df = table(tables, "vg_attribution", ("pair", "correct", "tie"))
+    correct = as_bool(df["correct"])
+    try:
+        macro, per = macro_accuracy(correct, as_text(df["pair"]), min_count=min_count)
+    except ValueError as e:  # e.g. no attribute pair with min_count cases
+        raise ValueError(f"vg_attribution: {e}") from None
+    p = "aro/vg_attribution"
+    return checked({f"{p}/macro_acc": macro, f"{p}/micro_acc": float(correct.mean()), f"{p}/n_pairs": len(per),
+                    f"{p}/n_cases": len(df), f"{p}/tie_rate": float(as_bool(df["tie"]).mean())})
+
+
+# --------------------------------------------------------------------------- COCO-Order / Flickr30k-Order
+
+
+def order_seeds(value: int | Sequence[int] | None) -> list[int]:
+    """``order_seeds``: a count n (seeds 0..n-1) or an explicit list of distinct ints."""
+    if value is None:
+        return list(range(DEFAULT_ORDER_SEEDS))
+    if isinstance(value, bool):
+        raise ValueError(f"order_seeds must be a positive int or a list of ints, got {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"order_seeds must be >= 1, got {value}")
+        return list(range(value))
+    seeds = list(value)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"order_seeds must be a non-empty list of distinct ints, got {value!r}")
+    return seeds
+
+
+def order_task(records: Sequence[Mapping[str, Any]], images_dir: str | Path, source: str | Path, name: str, *,
+               seeds: Sequence[int], shuffler: TextShuffler | None = None) -> ChoiceTask:
+    """One case per (seed, caption) over **raw** Karpathy records (``load_karpathy(clean=False)``); the
+    captions are tagged by spaCy once and perturbed once per seed."""
+    if name not in ORDER_METRIC_NAME:
+        raise ValueError(f"order benchmark name must be one of {sorted(ORDER_METRIC_NAME)}, got {name!r}")
+    images_dir = Path(images_dir)
+    shuffler = shuffler or TextShuffler()
+    rows = [(i, j, r["image"], c) for i, r in enumerate(records) for j, c in enumerate(r["caption"])]
+    captions = [c for *_, c in rows]
+    tagged = shuffler.tag(captions)
+    metas, options = [], []
+    for seed in seeds:
+        opts = shuffler.order_options(captions, np_rng(seed, "aro_order", name), tagged=tagged)
+        options.extend(tuple(o) for o in opts)
+        metas.append(pd.DataFrame({
+            "seed": seed, "record": [i for i, *_ in rows], "caption_index": [j for _, j, *_ in rows],
+            "image": [im for _, _, im, _ in rows],
+            **{f"option_{k}": [o[n] for o in opts] for n, k in enumerate(ORDER_OPTIONS)},
+        }))
+    meta = pd.concat(metas, ignore_index=True)
+    keys = [str(images_dir / im) for im in meta["image"]]
+    record_of = {str(images_dir / r["image"]): i for i, r in enumerate(records)}
+    return ChoiceTask(
+        name=name, meta=meta, image_keys=keys, captions=options,
+        load_image=lambda key: open_image(key, where(source, record_of[key])),
+        finish=lambda m, s: {name: finish_order(m, s)},
+        image_file=Path,
+    )
+
+
+def finish_order(meta: pd.DataFrame, scores: np.ndarray) -> pd.DataFrame:
+    df = meta.copy()
+    for n, kind in enumerate(ORDER_OPTIONS):
+        df[f"score_{kind}"] = scores[:, n].astype(np.float64)
+    df["correct"] = pick_correct(scores, ORDER_CORRECT_INDEX, ORDER_TIE_RULE)
+    df["tie"] = scores[:, 0] == scores[:, 1:].max(axis=1)
+    return df
+
+
+def _prepare_order(inputs: Mapping[str, Any], name: str, ann_key: str, images_key: str) -> ChoiceTask:
+    path = need_path(inputs, ann_key, name)
+    images = need_path(inputs, images_key, name, directory=True)
+    shuffler = TextShuffler(spacy_model=inputs["spacy_model"]) if inputs.get("spacy_model") else None
+    return order_task(load_karpathy(path, clean=False), images, path, name,
+                      seeds=order_seeds(inputs.get("order_seeds")), shuffler=shuffler)
+
+
+def prepare_coco_order(inputs: Mapping[str, Any]) -> ChoiceTask:
+    """Inputs: ``coco_karpathy_test``, ``coco_images``; optional ``order_seeds``, ``spacy_model``."""
+    return _prepare_order(inputs, "coco_order", "coco_karpathy_test", "coco_images")
+
+
+def prepare_flickr_order(inputs: Mapping[str, Any]) -> ChoiceTask:
+    """Inputs: ``flickr_karpathy_test``, ``flickr_images``; optional ``order_seeds``, ``spacy_model``."""
+    return _prepare_order(inputs, "flickr_order", "flickr_karpathy_test", "flickr_images")
+
+
+def aggregate_order(tables: Mapping[str, pd.DataFrame], name: str) -> dict[str, float]:
+    df = table(tables, name, ("seed", "correct", "tie", *(f"option_{k}" for k in ORDER_OPTIONS)))
+    correct = pd.Series(as_bool(df["correct"]), index=df.index)
+    per_seed = correct.groupby(df["seed"]).mean()
+    m, s = mean_std(per_seed.to_numpy())
+    original = np.array(as_text(df["option_original"]), dtype=object)
+    # share of perturbed options equal to the original (a perturbation that changed nothing: a sure tie)
+    unchanged = np.mean([np.array(as_text(df[f"option_{k}"]), dtype=object) == original for k in ORDER_KINDS])
+    p = f"aro/{ORDER_METRIC_NAME[name]}"
+    return checked({f"{p}/acc": m, f"{p}/acc_std": s, f"{p}/n_seeds": len(per_seed),
+                    f"{p}/n_cases": int(correct.groupby(df["seed"]).size().iloc[0]),
+                    f"{p}/tie_rate": float(as_bool(df["tie"]).mean()), f"{p}/unchanged_rate": float(unchanged)})
+
+
+register(Benchmark("vg_relation", "ARO VG-Relation", prepare_vg_relation, aggregate_vg_relation,
+               ("vg_relation",)))
+register(Benchmark("vg_attribution", "ARO VG-Attribution", prepare_vg_attribution, aggregate_vg_attribution,
+               ("vg_attribution",)))
+register(Benchmark("coco_order", "ARO COCO-Order (Karpathy test)", prepare_coco_order,
+               partial(aggregate_order, name="coco_order"), ("coco_order",)))
+register(Benchmark("flickr_order", "ARO Flickr30k-Order (Karpathy test)", prepare_flickr_order,
+               partial(aggregate_order, name="flickr_order"), ("flickr_order",)))

@@ -1,0 +1,72 @@
+"""VALSE on its released files: validated foils only; ``valse/<instrument>/acc`` and, with all 11 instruments,
+CE-CLIP Table 1's 9 columns and both averages (``valse/avg_instruments``, ``valse/avg_columns``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..eval.common import (
+    as_bool,
+    as_text,
+    checked,
+    finish_pair,
+    grouped_loader,
+    key_part,
+    need,
+    need_path,
+    table,
+)
+from ..eval.engine import ChoiceTask
+from ..formats import valse as valse_ds
+from .registry import Benchmark, register
+
+
+def valse_task(cases_by_instrument: Mapping[str, Sequence[valse_ds.ValseCase]], roots: Mapping[str, str | Path],
+               sources: Mapping[str, str | Path] | None = None) -> ChoiceTask:
+    """All instruments in one task; the image key is the file path (CE-CLIP's folder choice per case)."""
+    rows = [(ins, c) for ins, cases in cases_by_instrument.items() for c in cases]
+    keys = [str(c.image_path(roots)) for _, c in rows]  # a case without its image folder fails here, not later
+    load = grouped_loader(keys, rows, sources)
+
+    meta = pd.DataFrame({"instrument": [i for i, _ in rows], "id": [c.id for _, c in rows],
+                         "image_file": [c.image_file for _, c in rows], "caption": [c.caption for _, c in rows],
+                         "foil": [c.foil for _, c in rows]})
+    return ChoiceTask(
+        name="valse", meta=meta, image_keys=keys, captions=[(c.caption, c.foil) for _, c in rows], load_image=load,
+        finish=lambda m, s: {"valse": finish_pair(m, s, valse_ds.correct)}, image_file=Path,
+    )
+
+
+def prepare_valse(inputs: Mapping[str, Any]) -> ChoiceTask:
+    """Inputs: ``valse_dir`` (VALSE ``data/``), ``valse_images`` (image folder key -> folder, keys of
+    :data:`vlcomp.formats.valse.IMAGE_SOURCE` and ``coco_*``); optional ``valse_instruments``."""
+    data_dir = need_path(inputs, "valse_dir", "valse", directory=True)
+    roots = need(inputs, "valse_images", "valse")
+    if not isinstance(roots, Mapping):
+        raise ValueError(f"valse: input 'valse_images' must map image folder keys to folders, got {type(roots).__name__}")
+    instruments = tuple(inputs.get("valse_instruments") or valse_ds.INSTRUMENTS)
+    cases = valse_ds.load_all(data_dir, instruments)
+    return valse_task(cases, roots, {i: data_dir / f"{i}.json" for i in instruments})
+
+
+def aggregate_valse(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
+    df = table(tables, "valse", ("instrument", "correct"))
+    correct, ins = as_bool(df["correct"]), np.array(as_text(df["instrument"]), dtype=object)
+    acc = valse_ds.instrument_accuracies({i: correct[ins == i] for i in dict.fromkeys(ins.tolist())})
+    out = {f"valse/{key_part(i)}/acc": a for i, a in acc.items()}
+    out |= {f"valse/{key_part(i)}/n": int((ins == i).sum()) for i in acc}
+    if all(i in acc for i in valse_ds.INSTRUMENTS):
+        out |= {f"valse/column/{c}/acc": a for c, a in valse_ds.column_accuracies(acc).items()}
+        out["valse/avg_instruments"] = valse_ds.average_over_instruments(acc)
+        out["valse/avg_columns"] = valse_ds.average_over_columns(acc)
+    return checked(out)
+
+
+register(Benchmark("valse", "VALSE (11 instruments, validated foils)", prepare_valse,
+               aggregate_valse, ("valse",)))

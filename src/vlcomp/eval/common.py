@@ -1,0 +1,99 @@
+"""Small helpers shared by the paper-profile runners: reading the inputs mapping, MLflow-safe key parts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..formats.records import open_image, where
+from ..metrics import check_metric_keys
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def need(inputs: Mapping[str, Any], key: str, bench: str) -> Any:
+    """``inputs[key]``; a missing or empty value is an error naming the benchmark and the parameter."""
+    value = inputs.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise ValueError(f"{bench}: input {key!r} is not set (params paper_inputs.{key})")
+    return value
+
+
+def need_path(inputs: Mapping[str, Any], key: str, bench: str, *, directory: bool = False) -> Path:
+    """An input path that must exist (a directory with ``directory=True``)."""
+    path = Path(str(need(inputs, key, bench)))
+    if not path.exists():
+        raise FileNotFoundError(f"{bench}: input {key!r}: {path} not found")
+    if directory and not path.is_dir():
+        raise NotADirectoryError(f"{bench}: input {key!r}: {path} is not a directory")
+    return path
+
+
+def key_part(name: object) -> str:
+    """A group name as one MLflow-safe key segment: runs of other characters (spaces, ``/``, quotes) -> ``_``
+    (``"in front of"`` -> ``in_front_of``)."""
+    return _UNSAFE.sub("_", str(name)).strip("_") or "_"
+
+
+def checked(metrics: dict[str, float]) -> dict[str, float]:
+    """The metrics dict with plain floats, every key checked MLflow-safe."""
+    check_metric_keys(metrics)
+    return {k: float(v) for k, v in metrics.items()}
+
+
+def table(tables: Mapping[str, pd.DataFrame], name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """``tables[name]`` with the columns an aggregate reads (an error names the table and what is missing)."""
+    if name not in tables:
+        raise ValueError(f"no per-item table {name!r} (have: {', '.join(sorted(tables)) or 'none'})")
+    df = tables[name]
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"per-item table {name!r} lacks columns {missing}")
+    if len(df) == 0:
+        raise ValueError(f"per-item table {name!r} is empty")
+    return df
+
+
+def as_bool(series: pd.Series) -> np.ndarray:
+    """A bool column, also after a CSV round trip (``True``/``False`` strings or 0/1)."""
+    if series.dtype == bool:
+        return series.to_numpy()
+    mapped = series.map({True: True, False: False, "True": True, "False": False, "true": True, "false": False})
+    if mapped.isna().any():
+        raise ValueError(f"column {series.name!r} is not boolean (e.g. {series[mapped.isna()].iloc[0]!r})")
+    return mapped.to_numpy(dtype=bool)
+
+
+def as_text(series: pd.Series) -> list[str]:
+    """A text column as str, empty cells (read back from CSV as NaN) as ``""``."""
+    return ["" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v) for v in series]
+
+
+def finish_pair(meta: pd.DataFrame, scores: np.ndarray, correct_fn) -> pd.DataFrame:
+    """Per-item table of a two-caption benchmark: ``score_pos``, ``score_neg`` (columns 0 and 1 of ``scores``) and
+    ``correct`` decided once, on the full-precision scores, by the benchmark's rule."""
+    df = meta.copy()
+    df["score_pos"], df["score_neg"] = scores[:, 0].astype(np.float64), scores[:, 1].astype(np.float64)
+    df["correct"] = correct_fn(scores[:, 0], scores[:, 1])
+    return df
+
+
+def grouped_loader(keys: Sequence[str], rows: Sequence[tuple[str, Any]],
+                    sources: Mapping[str, str | Path] | None):
+    """Lazy image loader for ``(group, case)`` rows keyed by image path; errors name the group's file (from
+    ``sources``, else ``<group>.json``) and the first case that uses the image."""
+    from .engine import first_by_key
+
+    first = first_by_key(keys, rows)
+    sources = sources or {}
+
+    def load(key: str):
+        group, case = first[key]
+        return open_image(key, where(sources.get(group, f"{group}.json"), repr(case.id)))
+
+    return load

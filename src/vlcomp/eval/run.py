@@ -1,0 +1,128 @@
+"""Evaluation-only reproduction: released models (``paper_models``) on the released benchmark files
+(``paper_inputs``), each scored with its paper's rules (``paper_evaluate`` in params.yaml).
+
+One output folder per model: ``items/<table>.parquet`` (per-item scores and decisions; parquet keeps dtypes
+and strings such as "None" exactly), ``metrics.json`` derived from the saved tables alone, ``provenance.json``.
+A folder is written atomically, so an interrupted or failed model never leaves a partial result over an older
+complete one. Each model is one MLflow run (experiment ``paper-evaluate``, tag ``profile=paper``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..benchmarks.registry import aggregate_tables, run_benchmarks
+from ..io import atomic_dir, write_json
+
+
+def expand_inputs(value: Any) -> Any:
+    """``$VAR`` and ``~`` expanded in every string of ``paper_inputs`` (an unset variable stays visible, so the
+    loader's "not found" error names it)."""
+    if isinstance(value, str):
+        return os.path.expanduser(os.path.expandvars(value))
+    if isinstance(value, Mapping):
+        return {k: expand_inputs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_inputs(v) for v in value]
+    return value
+
+
+def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``paper_inputs`` expanded, with the spaCy pipeline of ``nlp.spacy_model`` (the Order perturbations)."""
+    inputs = expand_inputs(params.get("paper_inputs") or {})
+    inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
+    return inputs
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"paper_evaluate.device={device!r}: CUDA is not available on this machine")
+    return device
+
+
+def write_tables(out: Path, tables: Mapping[str, pd.DataFrame]) -> None:
+    (out / "items").mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        df.to_parquet(out / "items" / f"{name}.parquet", index=False)
+
+
+def read_tables(out: str | Path) -> dict[str, pd.DataFrame]:
+    d = Path(out) / "items"
+    if not d.is_dir():
+        raise FileNotFoundError(f"{d}: no per-item tables")
+    return {p.stem: pd.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
+
+
+def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models: Sequence[str] | None = None,
+                      benchmarks: Sequence[str] | None = None, scorers: Mapping[str, Any] | None = None,
+                      log_run=None) -> dict[str, dict[str, float]]:
+    """Evaluate each model on each benchmark; returns ``{model: metrics}``.
+
+    ``scorers`` (name -> ImageTextScorer) bypasses the zoo (tests build random-init models); ``log_run`` is a
+    context-manager factory ``(model, params) -> run`` with ``log_metrics`` (``vlcomp.tracking.stage_run``)."""
+    from ..models.zoo import build_scorer
+
+    settings = params.get("paper_evaluate") or {}
+    models = list(models or settings.get("models") or [])
+    benchmarks = list(benchmarks or settings.get("benchmarks") or [])
+    if not models or not benchmarks:
+        raise ValueError("paper_evaluate: `models` and `benchmarks` must each name at least one entry")
+    specs = params.get("paper_models") or {}
+    inputs = evaluation_inputs(params)
+    device = resolve_device(str(settings.get("device", "auto")))
+    results = {}
+    for name in models:
+        if scorers is not None and name in scorers:
+            scorer = scorers[name]
+        elif name not in specs:
+            raise ValueError(f"paper_evaluate.models: {name!r} has no entry in paper_models")
+        else:
+            scorer = build_scorer(name, specs[name], device=device)
+        used = {"model": name, "spec": dict(getattr(scorer, "spec", {}) or specs.get(name, {})),
+                "benchmarks": benchmarks, "device": device}
+        run = log_run(name, used) if log_run else _NoRun()
+        with run as tr:
+            results[name] = evaluate_scorer(scorer, benchmarks, inputs, Path(out_root) / name, used, tr)
+    return results
+
+
+def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str, Any], out: str | Path,
+                    provenance: Mapping[str, Any], tracker: Any = None) -> dict[str, float]:
+    """One model on ``benchmarks``: ``out/items/*.parquet``, ``out/metrics.json`` (derived from the saved
+    tables alone) and ``out/provenance.json`` (``provenance`` + counts, time, MLflow run id), written
+    atomically; the metrics are logged to ``tracker`` (an MLflow stage run) and returned."""
+    tracker = tracker or _NoRun()
+    t0 = time.time()
+    tables = run_benchmarks(scorer, benchmarks, inputs)
+    with atomic_dir(out) as tmp:
+        write_tables(tmp, tables)
+        metrics = aggregate_tables(read_tables(tmp), benchmarks)  # derived from the saved tables
+        write_json(tmp / "metrics.json", metrics)
+        write_json(tmp / "provenance.json", {
+            "profile": "paper", **provenance, "n_items": {k: len(v) for k, v in tables.items()},
+            "seconds": round(time.time() - t0, 1), "mlflow_run_id": getattr(tracker, "run_id", None)})
+    tracker.log_metrics(metrics)
+    return metrics
+
+
+class _NoRun:
+    run_id = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def log_metrics(self, metrics: Mapping[str, float]) -> None:
+        return None

