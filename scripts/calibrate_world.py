@@ -26,22 +26,21 @@ import torch
 import yaml
 
 from vlcomp.config import build, load_params, merge_overlay, section
-from vlcomp.eval.toy_suite import EvalContext
-from vlcomp.evaluation import aggregate_items, evaluate_model
+from vlcomp.eval.inputs import build_benchmarks
+from vlcomp.eval.run import score_benchmarks
 from vlcomp.losses import get_loss
 from vlcomp.mining.negclip import NegClipMineConfig
 from vlcomp.mining.negclip import run as mine_negclip
 from vlcomp.models.factory import create_model, save_checkpoint
+from vlcomp.models.scorers import toy_scorer
 from vlcomp.seeding import derive_seed, np_rng
 from vlcomp.text.nlp import load_spacy
-from vlcomp.text.perturb import TextShuffler
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.tracking import git_commit
 from vlcomp.train.data import BatchSampler, rows_from_annotations
 from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
 from vlcomp.train.loop import train
 from vlcomp.train.recipes import method_config, model_spec, train_config
-from vlcomp.twins.build import BenchmarksConfig, build_all
 from vlcomp.world import Split, world_configs
 from vlcomp.world.generate import generate_world
 
@@ -85,9 +84,9 @@ CONFIGS: dict[str, dict] = {
                                      "world": {"colour_prior": 0.5, "layout_prior": 0.8, "captions": {"and_prob": 0.5},
                                                "splits": {"web": {"twin_prob": 0.5}}}},
 }
-EVAL_BENCHMARKS = ("vg_relation", "vg_attribution", "coco_order", "coco_retrieval", "zeroshot")
+EVAL_BENCHMARKS = ("vg_relation", "vg_attribution", "coco_order", "coco_retrieval", "zeroshot_aro")
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
-        "retrieval/coco/none/i2t/recall_at_1", "retrieval/coco/shuffle_all_words/i2t/recall_at_1",
+        "retrieval/coco/i2t/recall_at_1", "retrieval/coco/shuffle/shuffle_all_words/i2t/recall_at_1",
         "zeroshot/cifar10/acc", "aro/vg_relation/wrong_image_macro_acc", "aro/vg_attribution/wrong_image_macro_acc")
 
 
@@ -115,9 +114,7 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
                  out_dir=mined)
     bench = workdir / "bench"
     bench.mkdir()
-    bcfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
-    build_all(world, bench, bcfg, wcfg, TextShuffler(spacy_model=section(params, "nlp.spacy_model")), seed)
-    settings = json.loads((bench / "settings.json").read_text())
+    build_benchmarks(params, world, bench, EVAL_BENCHMARKS)
     fcfg = finetune_config(section(params, "finetune"))
     data = FinetuneData(world, mined, fcfg)
     models = {"clip": base}
@@ -127,8 +124,7 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
         models[method] = m
     rows = []
     for mname, model in models.items():
-        ctx = EvalContext(model, tok, bench, world, seed)
-        metrics = aggregate_items(evaluate_model(ctx, list(EVAL_BENCHMARKS)), settings)
+        metrics = score_benchmarks(toy_scorer(mname, model, tok), list(EVAL_BENCHMARKS), bench, seed=seed)
         rows.append({"config": name, "model": mname, **{k: round(metrics.get(k, float("nan")), 4) for k in KEYS},
                      "overlay": json.dumps(overlay, sort_keys=True), "seconds": round(time.time() - t0),
                      "git_commit": git_commit(REPO)})

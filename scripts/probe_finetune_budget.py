@@ -27,13 +27,13 @@ import pandas as pd
 import torch
 
 from vlcomp.config import build, load_params, section
-from vlcomp.eval.toy_suite import EvalContext
-from vlcomp.evaluation import aggregate_items, evaluate_model
+from vlcomp.eval.run import score_benchmarks
 from vlcomp.io import atomic_path, read_json
 from vlcomp.mining.negclip import NegClipMineConfig
 from vlcomp.mining.negclip import run as mine_negclip
 from vlcomp.models.encode import encode_images, encode_texts
 from vlcomp.models.factory import create_model
+from vlcomp.models.scorers import toy_scorer
 from vlcomp.text.nlp import load_spacy
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
@@ -44,7 +44,7 @@ from vlcomp.world.generate import generate_world
 REPO = Path(__file__).resolve().parents[1]
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_relation/wrong_image_macro_acc", "aro/vg_relation/text_swap_cosine",
         "aro/vg_attribution/macro_acc", "aro/vg_attribution/wrong_image_macro_acc", "aro/coco_order/acc",
-        "retrieval/coco/none/i2t/recall_at_1")
+        "retrieval/coco/i2t/recall_at_1")
 RELATIONS = ("to the left of", "to the right of", "above", "below", "in front of", "behind", "pointing at",
              "covering", "covered by", "inside")
 _REL = re.compile(r"^(there is |)(.+?) (is |)(" + "|".join(RELATIONS) + r") (.+?)( on (?:a|an|the) .+ background|)$")
@@ -113,7 +113,6 @@ def main() -> None:
     params = load_params(REPO / "params.yaml")
     spec = model_spec(params)
     tok = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
-    settings = read_json(REPO / "data" / "benchmarks" / "settings.json")
     fcfg = finetune_config(section(params, "finetune"))
     rows = []
     with tempfile.TemporaryDirectory(prefix="vlcomp-budget-") as tmp:
@@ -126,9 +125,8 @@ def main() -> None:
                                     method_config(params, method), fcfg.train_config(lr, args.epochs), 0,
                                     f"budget/{method}")
             seconds = time.time() - t0
-            ctx = EvalContext(model, tok, REPO / "data" / "benchmarks", REPO / "data" / "world", 0)
-            met = aggregate_items(evaluate_model(ctx, ["vg_relation", "vg_attribution", "coco_order",
-                                                       "coco_retrieval"]), settings)
+            met = score_benchmarks(toy_scorer(method, model, tok), ["vg_relation", "vg_attribution", "coco_order",
+                                                                    "coco_retrieval"], REPO / "data" / "benchmarks")
             rows.append({"config": f"n{args.n_images}-ep{args.epochs:g}", "model": method,
                          "coco_train_images": args.n_images, "epochs": args.epochs, "lr": lr,
                          "train_seconds": round(seconds),

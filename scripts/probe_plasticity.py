@@ -35,10 +35,12 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from vlcomp.eval.toy_suite import BENCHMARKS, EvalContext
+from vlcomp.benchmarks import BENCHMARKS
+from vlcomp.eval.inputs import read_manifest
 from vlcomp.io import atomic_path, read_json
 from vlcomp.models.encode import clip_forward, encode_images, encode_texts
 from vlcomp.models.factory import ModelSpec, create_model, to_tensor
+from vlcomp.models.scorers import toy_scorer
 from vlcomp.seeding import derive_seed, np_rng
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.tracking import git_commit
@@ -94,10 +96,14 @@ def vga_scores(model, tok, bench: Path, world: Path, seed: int) -> dict[str, flo
     """The pipeline's VG-Attribution twin (macro accuracy, and accuracy on its colour cases)."""
     model.eval()
     b = BENCHMARKS.get("vg_attribution")
-    items = b.score(EvalContext(model, tok, bench, world, seed))
-    macro = b.aggregate(items, read_json(bench / "settings.json"))["aro/vg_attribution/macro_acc"]
+    inputs = read_manifest(bench, seed=seed)
+    items = b.run(toy_scorer("probe", model, tok), inputs)
+    macro = b.metrics(items, inputs)["aro/vg_attribution/macro_acc"]
     df = items["vg_attribution"]
-    return {"vga_macro": round(float(macro), 4), "vga_colour": round(float(df.loc[df["kind"] == "colour", "correct"].mean()), 4)}
+    # the twin's records carry the attribute kind (a toy extra field; ARO's loader ignores it)
+    kind = [r.get("attribute_kind", "") for r in read_json(inputs["aro_vg_attribution"])]
+    colour = df["index"].map(lambda i: kind[int(i)] == "colour").to_numpy(dtype=bool)
+    return {"vga_macro": round(float(macro), 4), "vga_colour": round(float(df.loc[colour, "correct"].mean()), 4)}
 
 
 def start_model(start: str, arch: str, base: Path, seed: int, world: Path, tok) -> tuple[torch.nn.Module, int]:

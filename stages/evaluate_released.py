@@ -1,33 +1,36 @@
 """Stage `evaluate_released@<model>` (paper profile): a released checkpoint of `paper_models` (OpenAI CLIP, NegCLIP,
-CE-CLIP, CoN-CLIP, TSVLC, BLIP, FLAVA) on every benchmark of `paper_evaluate.benchmarks`, scored with each paper's
-rules; per-item tables, metrics.json derived from them, provenance.json. The toy profile has no released
+CE-CLIP, CoN-CLIP, TSVLC, BLIP, FLAVA) on every benchmark of `evaluate.benchmarks` (inputs from the benchmarks stage's
+manifest), scored with each paper's rules; per-item tables, metrics.json derived from them, provenance.json. The toy profile has no released
 checkpoints (`paper_models: {}`), so DVC generates no such stage there."""
 
 from __future__ import annotations
 
 from _common import parser, run
 from vlcomp.config import load_params, section
-from vlcomp.tracking import git_commit, stage_run
+from vlcomp.tracking import EVALUATE_EXPERIMENT, git_commit, stage_run
 
 
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--model", required=True, help="a key of paper_models")
+    p.add_argument("--benchmarks", required=True, help="the benchmarks stage output (manifest.json)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
     if params["profile"] != "paper":
         raise ValueError(f"{args.params}: evaluate_released runs in the paper profile only (profile: "
                          f"{params['profile']}); switch with `python -m vlcomp.profile paper`")
-    from vlcomp.eval.run import evaluate_scorer
+    from vlcomp.eval.inputs import read_manifest
+    from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks, resolve_device
     from vlcomp.models.zoo import build_scorer
-    from vlcomp.paper.evaluate import evaluation_settings
 
     spec = section(params, f"paper_models.{args.model}")
-    names, inputs, device = evaluation_settings(params)
+    names = evaluation_benchmarks(params)
+    inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
+    device = resolve_device(str(section(params, "paper_evaluate.device")))
     scorer = build_scorer(args.model, spec, device=device)
     used = {"model": args.model, "spec": dict(scorer.spec), "benchmarks": names, "device": device}
-    with stage_run(f"evaluate_released@{args.model}", experiment="paper-evaluate", profile="paper", paper="aro",
+    with stage_run(f"evaluate_released@{args.model}", experiment=EVALUATE_EXPERIMENT, profile="paper", paper="aro",
                    method=args.model, params=used) as tr:
         evaluate_scorer(scorer, names, inputs, args.out, {**used, "source": "released", "git_commit": git_commit(),
                                                           "dvc_stage": f"evaluate_released@{args.model}"}, tr)

@@ -16,7 +16,7 @@ from pathlib import Path
 from _common import parser, run
 from vlcomp.config import load_params, section
 from vlcomp.distributed import init_from_env, is_main
-from vlcomp.io import atomic_dir, read_json, write_json
+from vlcomp.io import atomic_dir, read_json, write_json, write_training_curve
 from vlcomp.models.factory import save_checkpoint
 from vlcomp.tracking import StageRun, stage_run
 from vlcomp.train.finetune import (
@@ -40,6 +40,7 @@ def main() -> None:
     p.add_argument("--mined", required=True)
     p.add_argument("--lr-dir")
     p.add_argument("--out", required=True)
+    p.add_argument("--plots", help="training-curve file for DVC plots (history without timings)")
     args = p.parse_args()
     params = load_params(args.params)
     cfg = finetune_config(section(params, "finetune"))
@@ -93,6 +94,8 @@ def main() -> None:
             write_json(tmp / "model.json", {"arch": base.arch, "tokenizer": base.tokenizer,
                                             "context_length": base.context_length, "method": variant.method,
                                             "seed": variant.seed, "lr": lr, "n_rows": len(data.rows)})
+        if args.plots:
+            write_training_curve(args.plots, history)
         shutil.rmtree(ckpt_dir, ignore_errors=True)  # the outputs are in place; the resume state is spent
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from _common import parser, run
 from vlcomp.config import load_params, section
-from vlcomp.io import atomic_dir, write_json
+from vlcomp.io import atomic_dir, write_json, write_training_curve
 from vlcomp.losses import get_loss
 from vlcomp.models.factory import create_model, save_checkpoint
 from vlcomp.seeding import derive_seed, np_rng
@@ -21,6 +21,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--world", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--plots", help="training-curve file for DVC plots (history without timings)")
     args = p.parse_args()
     params = load_params(args.params)
     seed = section(params, "base.seed")
@@ -35,6 +36,8 @@ def main() -> None:
             with atomic_dir(args.out) as tmp:
                 save_checkpoint(model, tmp / "model.pt")
                 write_json(tmp / "history.json", [])
+            if args.plots:
+                write_training_curve(args.plots, [])
                 write_json(tmp / "model.json", {"arch": spec.arch, "tokenizer": spec.tokenizer,
                                                 "context_length": spec.context_length,
                                                 "trained_on": f"resolved: {spec.weights}"})
@@ -58,6 +61,8 @@ def main() -> None:
             write_json(tmp / "history.json", history)
             write_json(tmp / "model.json", {"arch": spec.arch, "tokenizer": spec.tokenizer,
                                             "context_length": spec.context_length, "trained_on": split_name})
+        if args.plots:
+            write_training_curve(args.plots, history)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""Stage `report_index`: reports/index.html linking every paper's report with its claims-ledger verdicts."""
+"""Stage `report_index`: reports/index.html linking every paper's report with its claims-ledger verdicts, and the
+cross-paper matrix (every evaluated model x the headline metric of every benchmark of `evaluate.benchmarks`, mean ±
+spread over training seeds) as a table and a heatmap (reports/matrix/)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,15 @@ from vlcomp.io import atomic_path
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--reports", nargs="+", required=True, help="report directories (reports/aro ...)")
+    p.add_argument("--metrics", required=True, help="the evaluation outputs (metrics/<model>/metrics.json)")
+    p.add_argument("--matrix", required=True, help="output folder of the matrix tables and heatmap")
     p.add_argument("--out", required=True)
     args = p.parse_args()
+    from vlcomp.config import load_params
+    from vlcomp.eval.run import evaluation_benchmarks
+    from vlcomp.reporting.matrix import write_matrix
+
+    params = load_params(args.params)
     import pandas as pd
 
     items = []
@@ -26,8 +35,9 @@ def main() -> None:
             df = pd.read_csv(ledger)
             verdicts = ", ".join(f"({c}) {g['claim_held'].iloc[0]}" for c, g in df.groupby("claim"))
         items.append(f'<li><a href="{d.name}/index.html">{html.escape(d.name)}</a>: claims {html.escape(verdicts)}</li>')
+    matrix = write_matrix(args.metrics, evaluation_benchmarks(params), args.matrix)
     body = ("<!doctype html><html><head><meta charset='utf-8'><title>vlcomp reports</title></head><body>"
-            "<h1>vlcomp reports</h1><ul>" + "".join(items) + "</ul></body></html>\n")
+            "<h1>vlcomp reports</h1><ul>" + "".join(items) + "</ul>" + matrix + "</body></html>\n")
     with atomic_path(args.out) as tmp:
         tmp.write_text(body)
 

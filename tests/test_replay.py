@@ -37,7 +37,7 @@ def test_collect_finds_every_stage(tmp_path):
     assert runs["world"].metrics == {"web/n_images": 30.0}
     assert runs["select_lr@negclip"].metrics == {"lr_0.001/mean_recall_at_1": 0.2, "selected_lr": 0.001}
     ev = runs["evaluate@negclip-s1"]
-    assert ev.experiment == "aro-evaluate" and ev.tags["git_commit"] == "abc" and ev.tags["seed"] == "1"
+    assert ev.experiment == "evaluate" and ev.tags["git_commit"] == "abc" and ev.tags["seed"] == "1"
     assert runs["finetune@negclip-s1"].tags["method"] == "negclip" and runs["finetune@negclip-s1"].tags["seed"] == "1"
     assert all(r.tags["replayed"] == "true" and r.tags["profile"] == "toy" for r in runs.values())
 
@@ -50,7 +50,7 @@ def test_replay_into_a_fresh_store_and_skip_on_rerun(tmp_path):
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
-    exp = client.get_experiment_by_name("aro-evaluate")
+    exp = client.get_experiment_by_name("evaluate")
     (run,) = client.search_runs([exp.experiment_id])
     assert run.data.metrics["aro/vg_attribution/macro_acc"] == 0.63
     assert run.data.params["n_items.vg"] == "5" and run.data.tags["dvc_stage"] == "evaluate@negclip-s1"

@@ -153,11 +153,19 @@ def _locate(label: str, raw: object) -> tuple[Path | None, Finding | None]:
 
 #: ``paper_inputs`` keys that are settings, not paths (read by vlcomp.benchmarks).
 OPTION_KEYS = frozenset({"order_seeds", "ccneg_split", "ccneg_n_eval", "sugarcrepe_categories",
-                         "valse_instruments", "aro_box_tolerance_px", "spacy_model"})
+                         "valse_instruments", "aro_box_tolerance_px", "spacy_model", "crepe_complexities"})
 #: ``paper_inputs`` keys holding a mapping of folders / files.
-MAPPING_KEYS = frozenset({"valse_images", "vlchecklist_files"})
+MAPPING_KEYS = frozenset({"valse_images", "vlchecklist_files", "crepe_images"})
+
+def _crepe(path: Path, inputs: dict) -> str:
+    from .formats.crepe import load_crepe
+
+    cases = load_crepe(path, inputs.get("crepe_complexities"))
+    return ", ".join(f"complexity {n}: {len(c):,}" for n, c in cases.items())
+
 
 VALIDATORS: dict[str, Callable[[Path, dict], str]] = {
+    "crepe_prod_dir": _crepe,
     "valse_dir": _valse,
     "ccneg_annotations": _ccneg,
     "ccneg_images": _dir,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -131,3 +132,21 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+#: Fields of a training-history record that measure the machine, not the run (left out of plots files).
+TIMING_FIELDS = frozenset({"samples_per_s", "seconds", "step_time_s"})
+
+
+def write_training_curve(path: str | os.PathLike, history: list[dict]) -> None:
+    """A training history as the data series a DVC plot reads (``dvc plots show / diff``): one record per logged
+    step, timing fields dropped so the file is a pure function of the run."""
+    write_json(path, [{k: v for k, v in rec.items() if k not in TIMING_FIELDS} for rec in history])

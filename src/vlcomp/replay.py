@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tracking import StageRun, check_key, flatten, git_commit
+from .tracking import EVALUATE_EXPERIMENT, StageRun, check_key, flatten, git_commit
 
 
 @dataclass
@@ -108,7 +108,7 @@ def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[Repla
         t = tags(stage, prov.get("method", ""), prov.get("seed", ""))
         if prov.get("git_commit"):
             t["git_commit"] = prov["git_commit"]
-        runs.append(ReplayRun(f"{paper}-evaluate", stage, t, params=prov, metrics=_read(d / "metrics.json")))
+        runs.append(ReplayRun(EVALUATE_EXPERIMENT, stage, t, params=prov, metrics=_read(d / "metrics.json")))
     return runs
 
 

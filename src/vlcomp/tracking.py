@@ -89,6 +89,11 @@ class StageRun:
             mlflow.log_artifact(str(path))
 
 
+#: The MLflow experiment holding one run per evaluated model (every paper's benchmarks, the same metric keys), so
+#: the UI's compare view is the cross-paper model x metric matrix.
+EVALUATE_EXPERIMENT = "evaluate"
+
+
 @contextlib.contextmanager
 def stage_run(stage: str, *, experiment: str, profile: str, paper: str, method: str = "", seed: int | str = "",
               params: Mapping[str, Any] | None = None) -> Iterator[StageRun]:

@@ -33,10 +33,11 @@ ALL = [pytest.param(n, marks=_marks(n)) for n in formats.BUILDERS]
 
 
 def test_registry_has_every_benchmark():
-    assert BENCHMARKS.names() == sorted(
-        ["vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
-         "sugarcrepe", "valse", "vlchecklist", "ccneg", "replace", "swap"])
-    assert set(formats.BUILDERS) | {"flickr_order"} == set(BENCHMARKS.names())
+    released = {"vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
+                "sugarcrepe", "valse", "vlchecklist", "ccneg", "replace", "swap"}
+    zeroshot = {"zeroshot_aro", "zeroshot_conclip", "zeroshot_elevater"}
+    assert released | zeroshot <= set(BENCHMARKS.names())
+    assert set(formats.BUILDERS) | {"flickr_order"} == released
 
 
 def _check(metrics: dict[str, float], expected: dict[str, float]) -> None:
@@ -86,7 +87,7 @@ def test_batched_equals_naive_loop(tmp_path, name, cross):
     naive = bench.run_naive(scorer, f.inputs)
     near = assert_tables_match(batched, naive, atol=1e-5)
     if not any(m.any() for m in near.values()):  # every decision was clear of float noise: the metrics agree exactly
-        assert bench.aggregate(batched) == bench.aggregate(naive)
+        assert bench.aggregate(batched) == pytest.approx(bench.aggregate(naive), abs=1e-6)  # cosines: float noise
 
 
 def test_one_run_of_every_benchmark_shares_features(tmp_path):
@@ -101,7 +102,8 @@ def test_one_run_of_every_benchmark_shares_features(tmp_path):
 
 
 def test_aggregates_survive_a_csv_round_trip(tmp_path):
-    from vlcomp.evaluation import read_items, write_items
+    from vlcomp.eval.run import read_tables as read_items
+    from vlcomp.eval.run import write_tables as write_items
 
     names = ["vg_relation", "coco_retrieval", "sugarcrepe", "vlchecklist", "ccneg", "replace", "swap"]
     f = formats.merged(names, tmp_path / "data")

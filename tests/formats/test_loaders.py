@@ -109,7 +109,7 @@ def test_truncated_and_missing_files(tmp_path):
 def test_duplicate_keys_inside_a_record(tmp_path):
     path = tmp_path / "r.json"
     path.write_text('[{"image_path": "a.jpg", "image_path": "b.jpg"}]')
-    with pytest.raises(RecordError, match=r"r\.json: duplicate key 'image_path'"):
+    with pytest.raises(RecordError, match=r"r\.json: record 0: duplicate key 'image_path' in one JSON object"):
         load_vg(path, "relation")
 
 
@@ -244,3 +244,18 @@ def test_sugarcrepe_nan_score_is_an_error_not_a_wrong_answer():
     assert correct(np.array([0.2, 0.1]), np.array([0.1, 0.1])).tolist() == [True, False]
     with pytest.raises(ValueError, match="NaN"):
         correct(np.array([np.nan, 0.3]), np.array([0.1, 0.1]))
+
+
+def test_duplicate_key_names_the_record_deep_and_keyed(tmp_path):
+    """A key repeated inside one record names that record: its position in a list, its id in a keyed file,
+    however deep the repeated key sits."""
+    path = tmp_path / "l.json"
+    path.write_text('[{"a": 1}, {"a": 2}, {"x": {"y": 1, "y": 2}}]')
+    with pytest.raises(RecordError, match=r"l\.json: record 2: duplicate key 'y' in one JSON object"):
+        read_json_strict(path)
+    path.write_text('{"id0": {"caption": "a"}, "id1": {"caption": "b", "caption": "c"}}')
+    with pytest.raises(RecordError, match=r"l\.json: record 'id1': duplicate key 'caption'"):
+        read_json_strict(path)
+    path.write_text('{"id0": {"caption": "a"}, "id0": {"caption": "b"}}')
+    with pytest.raises(RecordError, match=r"l\.json: duplicate key 'id0' in the top-level object"):
+        read_json_strict(path)

@@ -188,7 +188,7 @@ def test_vlchecklist_loader(tmp_path):
     ('[{"a.jpg": {"POS": ["x"], "NEG": ["y"]}}]', r"record 0: expected \[image_path, .*got dict"),
     ('[[7, {"POS": ["x"], "NEG": ["y"]}]]', r"record 0: image path must be a non-empty string, got 7"),
     ('[["a.jpg", ["x", "y"]]]', r"record 0: expected a JSON object, got list"),
-    ('[["a.jpg", {"POS": ["x"], "POS": ["z"], "NEG": ["y"]}]]', r"duplicate key 'POS'"),
+    ('[["a.jpg", {"POS": ["x"], "POS": ["z"], "NEG": ["y"]}]]', r"record 0: duplicate key 'POS'"),
     ('[["a.jpg", {"POS": ["x"], "NEG": ["y"]}], ["b.jpg", {"POS": ["x"], "NE', r"not valid JSON, truncated"),
     ('{"a.jpg": {"POS": ["x"], "NEG": ["y"]}}', r"expected a JSON list of \[image, \{POS, NEG\}\] items, got dict"),
 ])
@@ -472,7 +472,7 @@ def test_replace_truncated_and_duplicate_key(tmp_path):
         hardpos.load_replace(data, swapped)
     data.write_text('[{"image_id": "1", "image_id": "2", "true_caption": "a", "false_caption": "b", '
                     '"image_path": "x.jpg"}]')
-    with pytest.raises(RecordError, match=r"data/vl_checklist_attributes\.json: duplicate key 'image_id'"):
+    with pytest.raises(RecordError, match=r"data/vl_checklist_attributes\.json: record 0: duplicate key 'image_id'"):
         hardpos.load_replace(data, swapped)
 
 

@@ -1,5 +1,5 @@
 """Paper profile: the base-model check and resolution (`vlcomp.paper.pretrain`), pipeline checkpoints as zoo
-scorers and the evaluation settings (`vlcomp.paper.evaluate`), the benchmark check (`vlcomp.paper.benchmarks`)."""
+scorers and the evaluation settings (`vlcomp.paper.evaluate`), the benchmark check (`vlcomp.eval.inputs`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from PIL import Image
 
 from vlcomp.models.factory import ModelSpec, create_model, save_checkpoint
 from vlcomp.paper import pretrain
-from vlcomp.paper.benchmarks import annotation_files, check_benchmarks
+from vlcomp.eval.inputs import annotation_files, build_manifest
 from vlcomp.paper.evaluate import checkpoint_scorer, checkpoint_spec, evaluation_settings
 from vlcomp.paper.pretrain import check_base_spec, resolve_base
 
@@ -169,16 +169,16 @@ def test_checkpoint_spec_missing_field_names_the_file(tmp_path, missing):
 # ----------------------------------------------------------------------------------------------- evaluation_settings
 
 
-@pytest.mark.parametrize("settings", [{}, {"paper_evaluate": {}}, {"paper_evaluate": {"benchmarks": []}},
-                                      {"paper_evaluate": None}])
+@pytest.mark.parametrize("settings", [{}, {"evaluate": {}}, {"evaluate": {"benchmarks": []}},
+                                      {"evaluate": None}])
 def test_evaluation_settings_need_benchmarks(settings):
-    with pytest.raises(ValueError, match="paper_evaluate.benchmarks"):
+    with pytest.raises(ValueError, match="evaluate.benchmarks"):
         evaluation_settings(settings)
 
 
 def test_evaluation_settings_expand_inputs_and_default_the_spacy_model(monkeypatch):
     monkeypatch.setenv("VLCOMP_TEST_DATA", "/data/x")
-    params = {"paper_evaluate": {"benchmarks": ["sugarcrepe", "vg_relation"], "device": "cpu"},
+    params = {"paper_evaluate": {"device": "cpu"}, "evaluate": {"benchmarks": ["sugarcrepe", "vg_relation"]},
               "paper_inputs": {"sugarcrepe_dir": "$VLCOMP_TEST_DATA/sugarcrepe/data",
                                "valse_images": {"swig": "${VLCOMP_TEST_DATA}/swig"}, "order_seeds": [0, 3]},
               "nlp": {"spacy_model": "en_test_model"}}
@@ -191,13 +191,13 @@ def test_evaluation_settings_expand_inputs_and_default_the_spacy_model(monkeypat
 
 
 def test_evaluation_settings_keep_an_explicit_spacy_model():
-    params = {"paper_evaluate": {"benchmarks": ["swap"], "device": "cpu"},
+    params = {"paper_evaluate": {"device": "cpu"}, "evaluate": {"benchmarks": ["swap"]},
               "paper_inputs": {"spacy_model": "mine"}, "nlp": {"spacy_model": "other"}}
     assert evaluation_settings(params)[1] == {"spacy_model": "mine"}
 
 
 def test_evaluation_settings_device_auto():
-    _, _, device = evaluation_settings({"paper_evaluate": {"benchmarks": ["swap"]}})
+    _, _, device = evaluation_settings({"evaluate": {"benchmarks": ["swap"]}})
     assert device == ("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -237,7 +237,7 @@ def bench(tmp_path) -> dict:
 
 
 def test_check_benchmarks_counts_items_and_images(bench):
-    manifest = check_benchmarks(["sugarcrepe", "coco_retrieval"], bench)
+    manifest = build_manifest(["sugarcrepe", "coco_retrieval"], bench, Path("/nonexistent"), root_relative=False)
     sc, coco = manifest["benchmarks"]["sugarcrepe"], manifest["benchmarks"]["coco_retrieval"]
     assert (sc["n_items"], sc["n_images"]) == (3, 2)
     assert (coco["n_items"], coco["n_images"]) == (3, 2)  # retrieval: items are the captions
@@ -252,13 +252,13 @@ def test_check_benchmarks_counts_items_and_images(bench):
 
 
 def test_check_benchmarks_missing_image_is_found_up_front(bench, monkeypatch):
-    from vlcomp.paper import benchmarks as paper_benchmarks
+    from vlcomp.eval import inputs as eval_inputs
 
     Path(bench["coco_val2017_images"], "000000000002.jpg").unlink()
     hashed = []
-    monkeypatch.setattr(paper_benchmarks, "sha256_file", lambda p: hashed.append(p) or "x")
+    monkeypatch.setattr(eval_inputs, "sha256_file", lambda p: hashed.append(p) or "x")
     with pytest.raises(FileNotFoundError, match="000000000002.jpg") as e:
-        check_benchmarks(["sugarcrepe", "coco_retrieval"], bench)
+        build_manifest(["sugarcrepe", "coco_retrieval"], bench, Path("/nonexistent"), root_relative=False)
     assert "1 of 2" in str(e.value)
     assert hashed == []  # nothing hashed (nor written) before the failure
 
@@ -267,12 +267,12 @@ def test_check_benchmarks_bad_record_names_the_file(bench):
     sc = Path(bench["sugarcrepe_dir"])
     (sc / "swap_obj.json").write_text(json.dumps({"3": {"filename": "000000000001.jpg", "caption": "a dog"}}))
     with pytest.raises(ValueError, match=r"swap_obj\.json.*negative_caption"):
-        check_benchmarks(["sugarcrepe"], bench)
+        build_manifest(["sugarcrepe"], bench, Path("/nonexistent"), root_relative=False)
 
 
 def test_check_benchmarks_unknown_name(bench):
     with pytest.raises(ValueError, match="unknown benchmark 'nope'"):
-        check_benchmarks(["nope"], bench)
+        build_manifest(["nope"], bench, Path("/nonexistent"), root_relative=False)
 
 
 def test_annotation_files_walks_files_dirs_and_mappings(tmp_path):
@@ -291,4 +291,5 @@ def test_annotation_files_walks_files_dirs_and_mappings(tmp_path):
               "vlchecklist_files": {"vg": {"annotations": str(d / "a.json"), "images": str(imgs)}}}
     assert annotation_files(inputs) == {
         "some_dir/a.json": str(d / "a.json"), "some_dir/b.json": str(d / "b.json"),
+        "some_dir/notes.txt": str(d / "notes.txt"),
         "aro_relation_exclusions": str(f), "vlchecklist_files.vg.annotations": str(d / "a.json")}

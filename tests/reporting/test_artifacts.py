@@ -22,16 +22,20 @@ def test_vg_attribution_counts_ordered_pairs_and_min_count():
 
 
 def _fixture(tmp_path, knn_rows=2):
+    """A benchmarks dir as the stage writes it: a manifest whose inputs point at ARO's files (relative paths)."""
     bench, mined, models = tmp_path / "bench", tmp_path / "mined", tmp_path / "models"
-    for d in (bench / "order" / "coco", bench / "order" / "flickr", mined):
+    for d in (bench / "aro", bench / "order" / "coco_order", bench / "order" / "flickr_order", mined):
         d.mkdir(parents=True)
-    (bench / "settings.json").write_text(json.dumps({"vga_min_count": 1}))
-    (bench / "vg_relation_excluded.txt").write_text("next to\n")
-    (bench / "vg_relation.json").write_text(json.dumps([{"relation_name": "above"}, {"relation_name": "next to"}]))
-    (bench / "vg_attribution.json").write_text(json.dumps([{"attributes": ["red", "blue"]}]))
-    for name, n in (("coco", 3), ("flickr", 1)):
+    (bench / "aro" / "excluded.txt").write_text("next to\n")
+    (bench / "aro" / "vgr.json").write_text(json.dumps([{"relation_name": "above"}, {"relation_name": "next to"}]))
+    (bench / "aro" / "vga.json").write_text(json.dumps([{"attributes": ["red", "blue"]}]))
+    for name, n in (("coco_order", 3), ("flickr_order", 1)):
         for s in range(2):
             (bench / "order" / name / f"seed{s}.json").write_text(json.dumps([{"caption_options": list("abcde")}] * n))
+    (bench / "manifest.json").write_text(json.dumps({"inputs": {
+        "aro_vg_relation": "aro/vgr.json", "aro_vg_attribution": "aro/vga.json",
+        "aro_relation_exclusions": "aro/excluded.txt", "aro_vga_min_count": 1,
+        "coco_order_options": "order/coco_order", "flickr_order_options": "order/flickr_order"}}))
     (mined / "negatives.json").write_text(json.dumps([[["x", "y"], []], [["z"], ["u", "v", "w"]]]))
     np.save(mined / "hard_images.npy", np.zeros((knn_rows, 3), dtype=np.int64))
     for v in ("negclip-s0", "negclip-s1"):

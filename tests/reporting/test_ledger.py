@@ -27,8 +27,8 @@ def _metrics(vgr, vga, coco_order, flickr_order, zs=0.5, r1=0.3, r1_shuf=0.2):
         keys[f"zeroshot/{t}/acc"] = zs
     for ds in ("coco", "flickr30k"):
         for d in ("i2t", "t2i"):
-            keys[f"retrieval/{ds}/none/{d}/recall_at_1"] = r1
-        keys[f"retrieval/{ds}/shuffle_all_words/i2t/recall_at_1"] = r1_shuf
+            keys[f"retrieval/{ds}/{d}/recall_at_1"] = r1
+        keys[f"retrieval/{ds}/shuffle/shuffle_all_words/i2t/recall_at_1"] = r1_shuf
     return keys
 
 

@@ -74,4 +74,5 @@ def aggregate_ccneg(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
     return checked(out)
 
 
-register(Benchmark("ccneg", "CC-Neg (CoN-CLIP)", prepare_ccneg, aggregate_ccneg, ("ccneg",)))
+register(Benchmark("ccneg", "CC-Neg (CoN-CLIP)", prepare_ccneg, aggregate_ccneg, ("ccneg",),
+                   headline=("ccneg/acc",)))

@@ -107,6 +107,8 @@ def aggregate_hardpos(tables: Mapping[str, pd.DataFrame], name: str) -> dict[str
 
 
 register(Benchmark("replace", "Hard Positives REPLACE (attributes + relations)", prepare_replace,
-               partial(aggregate_hardpos, name="replace"), ("replace",)))
+               partial(aggregate_hardpos, name="replace"), ("replace",),
+                   headline=("hardpos/replace/orig", "hardpos/replace/aug")))
 register(Benchmark("swap", "Hard Positives SWAP", prepare_swap,
-               partial(aggregate_hardpos, name="swap"), ("swap",)))
+               partial(aggregate_hardpos, name="swap"), ("swap",),
+                   headline=("hardpos/swap/orig", "hardpos/swap/aug")))

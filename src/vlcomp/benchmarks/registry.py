@@ -31,6 +31,15 @@ class Benchmark:
     prepare: Callable[[Mapping[str, Any]], Task]  # inputs -> loaded, checked task
     aggregate: Callable[[Mapping[str, pd.DataFrame]], dict[str, float]]  # per-item tables -> metrics
     tables: tuple[str, ...]  # names of the per-item tables it writes and reads
+    #: input keys the aggregate also reads (passed as keyword arguments when set), e.g. the VG-A minimum count
+    settings: tuple[str, ...] = ()
+    #: the metric keys that summarise it in the cross-paper model x benchmark matrix (reports/index.html)
+    headline: tuple[str, ...] = ()
+
+    def metrics(self, tables: Mapping[str, pd.DataFrame], inputs: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """The aggregate of the per-item tables, with the settings of ``inputs`` this benchmark reads."""
+        kw = {k: inputs[k] for k in self.settings if inputs and inputs.get(k) is not None}
+        return self.aggregate(tables, **kw)
 
     def run(self, scorer: Any, inputs: Mapping[str, Any], options: EngineOptions | None = None, *,
             cache: FeatureCache | None = None) -> dict[str, pd.DataFrame]:
@@ -60,23 +69,35 @@ def benchmarks_named(names: Iterable[str]) -> list[Benchmark]:
 
 
 def run_benchmarks(scorer: Any, names: Iterable[str], inputs: Mapping[str, Any],
-                   options: EngineOptions | None = None) -> dict[str, pd.DataFrame]:
-    """Per-item tables of every named benchmark, batched. All are prepared first; a dual scorer's features
-    are shared between them (one :class:`FeatureCache`)."""
+                   options: EngineOptions | None = None, *, timings: bool = False):
+    """Per-item tables of every named benchmark, batched. All are prepared first (a bad file fails before any
+    scoring); a dual scorer's features are shared between them (one :class:`FeatureCache`). With ``timings``
+    also returns the seconds each benchmark took (reported in provenance, never in a metric)."""
+    import time
+
     benches = benchmarks_named(names)
     tasks = [b.prepare(inputs) for b in benches]
     cache = FeatureCache(scorer) if getattr(scorer, "kind", None) == "dual" else None
     tables: dict[str, pd.DataFrame] = {}
-    for task in tasks:
-        tables.update(score_task(scorer, task, options, cache=cache))
-    return tables
+    seconds: dict[str, float] = {}
+    for b, task in zip(benches, tasks, strict=True):
+        t0 = time.perf_counter()
+        new = score_task(scorer, task, options, cache=cache)
+        seconds[b.name] = round(time.perf_counter() - t0, 2)
+        clash = sorted(set(new) & set(tables))
+        if clash:
+            raise ValueError(f"benchmark {b.name!r} writes tables {clash} that another benchmark wrote")
+        tables.update(new)
+    return (tables, seconds) if timings else tables
 
 
-def aggregate_tables(tables: Mapping[str, pd.DataFrame], names: Iterable[str] | None = None) -> dict[str, float]:
-    """Metrics of every benchmark whose tables are all present (or of ``names``, which must be)."""
+def aggregate_tables(tables: Mapping[str, pd.DataFrame], names: Iterable[str] | None = None,
+                     inputs: Mapping[str, Any] | None = None) -> dict[str, float]:
+    """Metrics of every benchmark whose tables are all present (or of ``names``, which must be); ``inputs``
+    supplies the settings some aggregates read (:attr:`Benchmark.settings`)."""
     benches = benchmarks_named(names) if names is not None else [BENCHMARKS.get(n) for n in BENCHMARKS]
     metrics: dict[str, float] = {}
     for b in benches:
         if names is not None or all(t in tables for t in b.tables):
-            metrics.update(b.aggregate(tables))
+            metrics.update(b.metrics(tables, inputs))
     return metrics

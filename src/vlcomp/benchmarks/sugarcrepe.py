@@ -72,4 +72,5 @@ def aggregate_sugarcrepe(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]
 
 
 register(Benchmark("sugarcrepe", "SugarCrepe (7 categories)", prepare_sugarcrepe,
-               aggregate_sugarcrepe, ("sugarcrepe",)))
+               aggregate_sugarcrepe, ("sugarcrepe",),
+                   headline=("sugarcrepe/replace/micro_acc", "sugarcrepe/swap/micro_acc", "sugarcrepe/add/micro_acc")))

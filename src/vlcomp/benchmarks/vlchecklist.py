@@ -3,11 +3,17 @@ strict ``>``; file accuracies rounded to 4 decimals as ``total_acc``; categories
 
 AMBIGUOUS: files are given explicitly (``vlchecklist_files``: result key -> ``{annotations, images}``), not read from
 VL-CheckList's ``corpus/v1`` YAML: the catalogs do not list every file's path.
+
+Categories aggregate over TSVLC's fixed ``corpus.json`` (:data:`vlchecklist.CORPUS`; a category is reported only when
+all its files were scored) unless ``vlchecklist_corpus`` names a corpus file in the same layout (the toy twin's, whose
+only source dataset is its VG stand-in): then that mapping is used, every file it lists must be among
+``vlchecklist_files``, and each item's ``category`` / ``dataset`` go into the per-item table, so the aggregate (which
+sees only the tables, also after a CSV round trip) needs nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +35,13 @@ VLC_CATEGORY_KEY = {
 
 
 def vlchecklist_task(files: Mapping[str, tuple[str | Path, str | Path]], *,
-                     max_items: int = vlc_ds.MAX_ITEMS) -> ChoiceTask:
+                     max_items: int = vlc_ds.MAX_ITEMS,
+                     corpus: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> ChoiceTask:
     """``files``: result key (``Attribute_color_vg``) -> (annotation JSON, image root). Per file the protocol
-    items are kept (image exists, then the first ``max_items``); the image key is the image file."""
+    items are kept (image exists, then the first ``max_items``); the image key is the image file. With ``corpus``
+    (category -> dataset -> result keys) the meta gets each item's ``category`` and ``dataset`` (``""`` for a file
+    the corpus does not list)."""
+    place = {f: (c, d) for c, ds in (corpus or {}).items() for d, fs in ds.items() for f in fs}
     metas, keys, captions, first_rows = [], [], [], []
     for result_key, (ann, root) in files.items():
         ann, root = Path(ann), Path(root)
@@ -41,6 +51,8 @@ def vlchecklist_task(files: Mapping[str, tuple[str | Path, str | Path]], *,
         metas.append(pd.DataFrame({"file": result_key, "index": [c.index for c in items],
                                    "image": [c.image for c in items], "pos": [c.positive for c in items],
                                    "neg": [c.negative for c in items]}))
+        if corpus is not None:
+            metas[-1]["category"], metas[-1]["dataset"] = place.get(result_key, ("", ""))
         keys += [str(root / c.image) for c in items]
         captions += [(c.positive, c.negative) for c in items]
         first_rows += [(ann, c.index) for c in items]
@@ -53,7 +65,8 @@ def vlchecklist_task(files: Mapping[str, tuple[str | Path, str | Path]], *,
 
 
 def prepare_vlchecklist(inputs: Mapping[str, Any]) -> ChoiceTask:
-    """Inputs: ``vlchecklist_files``: result key -> ``{"annotations": json, "images": image root}``."""
+    """Inputs: ``vlchecklist_files``: result key -> ``{"annotations": json, "images": image root}``; optional
+    ``vlchecklist_corpus``: a corpus file in TSVLC's ``corpus.json`` layout (default: TSVLC's own, :data:`CORPUS`)."""
     files = need(inputs, "vlchecklist_files", "vlchecklist")
     if not isinstance(files, Mapping) or not files:
         raise ValueError("vlchecklist: input 'vlchecklist_files' must map result keys to {annotations, images}")
@@ -63,7 +76,26 @@ def prepare_vlchecklist(inputs: Mapping[str, Any]) -> ChoiceTask:
             raise ValueError(f"vlchecklist: vlchecklist_files[{key!r}] must be {{annotations: ..., images: ...}}, "
                              f"got {spec!r:.120}")
         pairs[key] = (spec["annotations"], spec["images"])
-    return vlchecklist_task(pairs)
+    corpus_path = inputs.get("vlchecklist_corpus")
+    if corpus_path is None or not str(corpus_path).strip():
+        return vlchecklist_task(pairs)
+    corpus = vlc_ds.load_corpus(corpus_path)
+    unknown = [f for ds in corpus.values() for fs in ds.values() for f in fs if f not in pairs]
+    if unknown:
+        raise ValueError(f"vlchecklist: {corpus_path} lists result keys missing from vlchecklist_files: "
+                         f"{', '.join(unknown)}")
+    return vlchecklist_task(pairs, corpus=corpus)
+
+
+def corpus_from_items(files: Sequence[str], categories: Sequence[str], datasets: Sequence[str]
+                      ) -> dict[str, dict[str, list[str]]]:
+    """The corpus (category -> dataset -> result keys, first-seen order) carried by the per-item table's
+    ``file`` / ``category`` / ``dataset`` columns; items with an empty category are in no category."""
+    corpus: dict[str, dict[str, list[str]]] = {}
+    for f, c, d in dict.fromkeys(zip(files, categories, datasets, strict=True)):
+        if c:
+            corpus.setdefault(c, {}).setdefault(d, []).append(f)
+    return corpus
 
 
 def aggregate_vlchecklist(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
@@ -72,8 +104,11 @@ def aggregate_vlchecklist(tables: Mapping[str, pd.DataFrame]) -> dict[str, float
     # the reference's total_acc (rounded); the items are already the protocol's (first 1000 with an image)
     file_acc = {f: round(float(correct[files == f].mean()), vlc_ds.ACC_DECIMALS) for f in dict.fromkeys(files.tolist())}
     out = {f"vlchecklist/file/{key_part(f)}/acc": a for f, a in file_acc.items()}
-    complete = {cat: ds for cat, ds in vlc_ds.CORPUS.items() if all(f in file_acc for fs in ds.values() for f in fs)}
-    cats = vlc_ds.category_scores(file_acc, complete)
+    if "category" in df.columns:  # a corpus given at prepare time (vlchecklist_corpus), carried per item
+        corpus = corpus_from_items(files.tolist(), as_text(df["category"]), as_text(df["dataset"]))
+    else:  # TSVLC's corpus.json: the categories whose every file was scored
+        corpus = {cat: ds for cat, ds in vlc_ds.CORPUS.items() if all(f in file_acc for fs in ds.values() for f in fs)}
+    cats = vlc_ds.category_scores(file_acc, corpus)
     out |= {f"vlchecklist/{VLC_CATEGORY_KEY[c]}": v for c, v in cats.items()}
     for group, value in vlc_ds.group_averages(cats).items():
         out["vlchecklist/overall" if group == "overall" else f"vlchecklist/{group}/avg"] = value
@@ -81,4 +116,5 @@ def aggregate_vlchecklist(tables: Mapping[str, pd.DataFrame]) -> dict[str, float
 
 
 register(Benchmark("vlchecklist", "VL-CheckList ITC (TSVLC protocol)", prepare_vlchecklist,
-               aggregate_vlchecklist, ("vlchecklist",)))
+               aggregate_vlchecklist, ("vlchecklist",),
+                   headline=("vlchecklist/object/avg", "vlchecklist/attribute/avg", "vlchecklist/relation/avg")))

@@ -118,6 +118,14 @@ class ChoiceTask:
     finish: ChoiceFinish
     image_file: Callable[[Hashable], Path] | None = None  # for the up-front existence check
     naive_text_calls: Literal["per_item", "per_caption"] = "per_item"
+    #: Controls: name -> another image key per item, scored against the same captions (the wrong-image control
+    #: of ARO: a derangement of the items' images). ``finish`` then gets ``extras[name]``, scores ``[N, K]``.
+    controls: Mapping[str, Sequence[Hashable]] = field(default_factory=dict)
+    #: Caption-pair diagnostics: name -> (option i, option j); ``finish`` gets ``extras[name]`` ``[N]``, the
+    #: cosine of the two captions' text features (the scorer's dual view for a cross scorer; NaN without one).
+    text_pairs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: A wrapper applied to the scorer for this task (image perturbations); its features are never cached.
+    scorer_view: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.meta)
@@ -126,7 +134,13 @@ class ChoiceTask:
                              f"{len(self.captions)} caption lists")
         if n == 0:
             raise ValueError(f"{self.name}: no items to score")
-        check_captions(self.captions, self.name)
+        k = check_captions(self.captions, self.name)
+        for name, keys in self.controls.items():
+            if len(keys) != n:
+                raise ValueError(f"{self.name}: control {name!r} has {len(keys)} image keys for {n} items")
+        for name, (i, j) in self.text_pairs.items():
+            if not (0 <= i < k and 0 <= j < k):
+                raise ValueError(f"{self.name}: text pair {name!r} = ({i}, {j}) is outside the {k} options")
         if self.naive_text_calls not in ("per_item", "per_caption"):
             raise ValueError(f"{self.name}: naive_text_calls must be 'per_item' or 'per_caption', "
                              f"got {self.naive_text_calls!r}")
@@ -145,6 +159,8 @@ class RetrievalTask:
     load_image: ImageLoader
     finish: RetrievalFinish
     image_file: Callable[[Hashable], Path] | None = None
+    #: A wrapper applied to the scorer for this task (ARO's image shuffles); its features are never cached.
+    scorer_view: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if len(self.image_meta) != len(self.image_keys) or len(self.text_meta) != len(self.texts):
@@ -162,7 +178,74 @@ class RetrievalTask:
             raise ValueError(f"{self.name}: text_to_image values must lie in [0, {len(self.image_keys) - 1}]")
 
 
-Task = ChoiceTask | RetrievalTask
+Template = str | Callable[[str], str]
+
+
+@dataclass
+class ClassificationTask:
+    """Zero-shot classification: N images, C class names, one or more named prompt sets (``{"standard": [...],
+    "negated": [...]}``); a template is a string with ``{c}`` (CLIP_benchmark's placeholder) or a callable
+    ``classname -> prompt``.
+    Each prompt set gives a zero-shot classifier, CLIP's: every prompt of a class encoded and L2-normalised, the
+    mean over templates re-normalised (prompt ensembling). ``finish(meta, logits)`` gets ``{set: [N, C]}``
+    (image-classifier cosines)."""
+
+    name: str
+    meta: pd.DataFrame  # one row per image (label, ...)
+    image_keys: list[Hashable]
+    classnames: list[str]
+    templates: Mapping[str, Sequence[Template]]
+    load_image: ImageLoader
+    finish: Callable[[pd.DataFrame, dict[str, np.ndarray]], dict[str, pd.DataFrame]]
+    image_file: Callable[[Hashable], Path] | None = None
+    scorer_view: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.meta) != len(self.image_keys) or not self.image_keys:
+            raise ValueError(f"{self.name}: {len(self.meta)} rows in meta but {len(self.image_keys)} image keys "
+                             "(need at least one)")
+        if len(self.classnames) < 2 or len(set(self.classnames)) != len(self.classnames):
+            raise ValueError(f"{self.name}: need at least 2 distinct class names, got {self.classnames!r:.120}")
+        if not self.templates or any(not ts for ts in self.templates.values()):
+            raise ValueError(f"{self.name}: every prompt set needs at least one template")
+
+    def prompts(self, prompt_set: str) -> list[list[str]]:
+        """``[C][T]`` prompts of one prompt set."""
+        out = []
+        for c in self.classnames:
+            row = [t(c) if callable(t) else t.replace("{c}", c) for t in self.templates[prompt_set]]
+            for p in row:
+                if not isinstance(p, str) or not p.strip():
+                    raise ValueError(f"{self.name}: prompt set {prompt_set!r} gives an empty prompt for {c!r}")
+            out.append(row)
+        return out
+
+
+Task = ChoiceTask | RetrievalTask | ClassificationTask
+
+
+class ImagePerturbedScorer:
+    """A dual scorer whose images are perturbed after the base scorer's own preprocessing (ARO's image shuffles
+    act on the model-preprocessed tensor): ``encode_images`` = ``base.encode_image_tensor(perturb(base.
+    preprocess_images(images)))``. ``perturb(x)`` draws its randomness from a generator it closes over, image by
+    image in order, so the features do not depend on how the engine chunks the images. Texts go to the base."""
+
+    kind = "dual"
+
+    def __init__(self, base: Any, perturb: Callable[[torch.Tensor], torch.Tensor], label: str) -> None:
+        if _kind(base) != "dual" or not all(hasattr(base, a) for a in ("preprocess_images", "encode_image_tensor")):
+            raise ValueError(f"scorer {getattr(base, 'name', base)!r}: image perturbations need a dual scorer with "
+                             "preprocess_images() and encode_image_tensor() (open_clip scorers have them)")
+        self.base, self.perturb, self.name = base, perturb, f"{base.name}+{label}"
+
+    def encode_images(self, images: Sequence) -> torch.Tensor:
+        return self.base.encode_image_tensor(self.perturb(self.base.preprocess_images(images)))
+
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        return self.base.encode_texts(texts)
+
+    def score_pairs(self, images: Sequence, texts: Sequence[str]) -> torch.Tensor:
+        return (self.encode_images(images) * self.encode_texts(texts)).sum(dim=1)
 
 
 # --------------------------------------------------------------------------- checks
@@ -288,6 +371,19 @@ def score_pairs_by_image(scorer: Any, image_idx: np.ndarray, text_idx: np.ndarra
 # --------------------------------------------------------------------------- multiple choice
 
 
+def tie_identical_options(scores: np.ndarray, captions: Sequence[Sequence[str]]) -> np.ndarray:
+    """``scores`` ``[N, K]`` with every option whose text repeats an earlier option of the same item set to that
+    option's score: two identical captions of one image tie by definition, whatever the float rounding of two
+    encodings of the same string (which differs between batch compositions and CPUs: AVX2 vs AVX-512)."""
+    for n, caps in enumerate(captions):
+        first: dict[str, int] = {}
+        for j, c in enumerate(caps):
+            i = first.setdefault(c, j)
+            if i != j:
+                scores[n, j] = scores[n, i]
+    return scores
+
+
 def score_choices(scorer: Any, image_keys: Sequence[Hashable], captions: Sequence[Sequence[str]],
                   load_image: ImageLoader, options: EngineOptions | None = None, *,
                   cache: FeatureCache | None = None) -> np.ndarray:
@@ -306,7 +402,7 @@ def score_choices(scorer: Any, image_keys: Sequence[Hashable], captions: Sequenc
         upair, inverse = np.unique(pair.ravel(), return_inverse=True)
         s = score_pairs_by_image(scorer, upair // len(utxt), upair % len(utxt), uimg, utxt, load_image,
                                  batch=options.pairs_per_call(scorer))
-        return s[inverse].reshape(n, k)
+        return tie_identical_options(s[inverse].reshape(n, k), captions)
     if cache is not None:
         cache.check(scorer)
     fi = encode_unique_images(scorer, uimg, load_image, chunk=options.image_chunk, cache=cache)  # [Ui, D]
@@ -319,7 +415,7 @@ def score_choices(scorer: Any, image_keys: Sequence[Hashable], captions: Sequenc
         b = slice(s, min(s + options.score_block, n))
         gathered_i, gathered_t = fi[torch.from_numpy(img_idx[b])], ft[torch.from_numpy(txt_idx[b])]  # [B, D], [B, K, D]
         out[b] = torch.einsum("nd,nkd->nk", gathered_i, gathered_t).numpy()
-    return out
+    return tie_identical_options(out, captions)
 
 
 def naive_choice_scores(scorer: Any, image_keys: Sequence[Hashable], captions: Sequence[Sequence[str]],
@@ -342,7 +438,7 @@ def naive_choice_scores(scorer: Any, image_keys: Sequence[Hashable], captions: S
         else:
             ft = _features(scorer.encode_texts(list(caps)), k, "encode_texts", scorer)
         out[n] = (ft @ fi).numpy()
-    return out
+    return tie_identical_options(out, captions)
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -468,27 +564,125 @@ def naive_retrieval_scores(scorer: Any, image_keys: Sequence[Hashable], texts: S
 # --------------------------------------------------------------------------- tasks
 
 
-def score_task(scorer: Any, task: Task, options: EngineOptions | None = None, *,
-               cache: FeatureCache | None = None) -> dict[str, pd.DataFrame]:
-    """Per-item tables of one prepared task, batched."""
+def text_pair_cosines(scorer: Any, captions: Sequence[Sequence[str]], pairs: Mapping[str, tuple[int, int]], *,
+                      options: EngineOptions | None = None, cache: FeatureCache | None = None,
+                      naive: bool = False) -> dict[str, np.ndarray]:
+    """``{name: [N]}``: cosine of each item's captions ``i`` and ``j`` under the scorer's text features (a cross
+    scorer's dual view; NaN when it has none). Batched: every unique caption encoded once; naive: per item."""
+    if not pairs:
+        return {}
+    dual = scorer if _kind(scorer) == "dual" else (scorer.dual_view() if hasattr(scorer, "dual_view") else None)
+    if dual is None:
+        return {name: np.full(len(captions), np.nan) for name in pairs}
+    if dual is not scorer:
+        cache = None
+    out = {}
+    for name, (i, j) in pairs.items():
+        a, b = [c[i] for c in captions], [c[j] for c in captions]
+        if naive:
+            fa = torch.cat([_features(dual.encode_texts([t]), 1, "encode_texts", dual) for t in a])
+            fb = torch.cat([_features(dual.encode_texts([t]), 1, "encode_texts", dual) for t in b])
+        else:
+            chunk = (options or EngineOptions()).text_chunk
+            fa, fb = (encode_unique_texts(dual, t, chunk=chunk, cache=cache) for t in (a, b))
+        cos = (fa * fb).sum(dim=1).numpy().astype(np.float64)
+        cos[np.array(a, dtype=object) == np.array(b, dtype=object)] = 1.0  # the same string: 1 by definition
+        out[name] = cos
+    return out
+
+
+def classifier_weights(scorer: Any, task: ClassificationTask, prompt_set: str, *, chunk: int = 256,
+                       cache: FeatureCache | None = None, naive: bool = False) -> torch.Tensor:
+    """``[C, D]`` zero-shot classifier of one prompt set: per class the prompts' normalised features averaged
+    and re-normalised (CLIP's prompt ensembling; open_clip ``build_zero_shot_classifier``)."""
+    prompts = task.prompts(prompt_set)
+    n_t = len(prompts[0])
+    if naive:  # one call per class, as the reference builds its classifier
+        f = torch.stack([_features(scorer.encode_texts(row), n_t, "encode_texts", scorer) for row in prompts])
+    else:
+        flat = [p for row in prompts for p in row]
+        f = encode_unique_texts(scorer, flat, chunk=chunk, cache=cache).view(len(prompts), n_t, -1)
+    return torch.nn.functional.normalize(torch.nn.functional.normalize(f, dim=-1).mean(dim=1), dim=-1)
+
+
+def classification_logits(scorer: Any, task: ClassificationTask, options: EngineOptions | None = None, *,
+                          cache: FeatureCache | None = None, naive: bool = False) -> dict[str, np.ndarray]:
+    """``{prompt set: [N, C]}`` cosines of every image with every class (dual scorers only)."""
+    if _kind(scorer) != "dual":
+        raise ValueError(f"{task.name}: zero-shot classification needs a dual scorer, "
+                         f"{getattr(scorer, 'name', scorer)!r} is a cross scorer")
     options = options or EngineOptions()
+    if naive:
+        fi = torch.cat([_features(scorer.encode_images([task.load_image(k)]), 1, "encode_images", scorer)
+                        for k in task.image_keys])
+    else:
+        uimg, idx = _index(task.image_keys)
+        fi = encode_unique_images(scorer, uimg, task.load_image, chunk=options.image_chunk,
+                                  cache=cache)[torch.from_numpy(idx)]
+    return {ps: (fi @ classifier_weights(scorer, task, ps, chunk=options.text_chunk, cache=cache,
+                                          naive=naive).T).numpy()
+            for ps in task.templates}
+
+
+def _run_task(scorer: Any, task: Task, options: EngineOptions, cache: FeatureCache | None,
+              naive: bool, k_test: int | None = None) -> dict[str, pd.DataFrame]:
+    if task.scorer_view is not None:
+        scorer, cache = task.scorer_view(scorer), None  # perturbed features are not the scorer's own
+    if cache is None and not naive and _kind(scorer) == "dual":
+        cache = FeatureCache(scorer)  # within a task: controls and text pairs reuse the task's own features
+    if isinstance(task, RetrievalTask):
+        if naive:
+            i2t, t2i, _ = naive_retrieval_scores(scorer, task.image_keys, task.texts, task.load_image, k_test=k_test)
+        else:
+            i2t, t2i, _ = retrieval_scores(scorer, task.image_keys, task.texts, task.load_image, options, cache=cache)
+        return task.finish(task.image_meta, task.text_meta, i2t, t2i)
+    if isinstance(task, ClassificationTask):
+        return task.finish(task.meta, classification_logits(scorer, task, options, cache=cache, naive=naive))
+
+    def choices(keys: Sequence[Hashable]) -> np.ndarray:
+        if naive:
+            return naive_choice_scores(scorer, keys, task.captions, task.load_image, text_calls=task.naive_text_calls)
+        return score_choices(scorer, keys, task.captions, task.load_image, options, cache=cache)
+
+    scores = choices(task.image_keys)
+    if not task.controls and not task.text_pairs:
+        return task.finish(task.meta, scores)
+    extras = {name: choices(keys) for name, keys in task.controls.items()}
+    extras |= text_pair_cosines(scorer, task.captions, task.text_pairs, options=options, cache=cache, naive=naive)
+    return task.finish(task.meta, scores, extras)
+
+
+def _concat(parts: list[dict[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """Tables of several tasks; tables of the same name are concatenated in task order."""
+    out: dict[str, list[pd.DataFrame]] = {}
+    for tables in parts:
+        for name, df in tables.items():
+            out.setdefault(name, []).append(df)
+    return {n: dfs[0] if len(dfs) == 1 else pd.concat(dfs, ignore_index=True) for n, dfs in out.items()}
+
+
+def as_tasks(prepared: Task | Sequence[Task]) -> list[Task]:
+    """A benchmark prepares one task or several (ARO retrieval: the clean task and each shuffle)."""
+    tasks = list(prepared) if isinstance(prepared, list | tuple) else [prepared]
+    if not tasks:
+        raise ValueError("a benchmark prepared no task")
+    return tasks
+
+
+def score_task(scorer: Any, task: Task | Sequence[Task], options: EngineOptions | None = None, *,
+               cache: FeatureCache | None = None) -> dict[str, pd.DataFrame]:
+    """Per-item tables of one prepared task (or of several, tables of one name concatenated), batched."""
+    options = options or EngineOptions()
+    tasks = as_tasks(task)
     if options.check_images:
-        check_image_files(task.image_keys, task.image_file, task.load_image, task.name)
-    if isinstance(task, RetrievalTask):
-        i2t, t2i, _ = retrieval_scores(scorer, task.image_keys, task.texts, task.load_image, options, cache=cache)
-        return task.finish(task.image_meta, task.text_meta, i2t, t2i)
-    scores = score_choices(scorer, task.image_keys, task.captions, task.load_image, options, cache=cache)
-    return task.finish(task.meta, scores)
+        for t in tasks:
+            check_image_files(t.image_keys, t.image_file, t.load_image, t.name)
+    return _concat([_run_task(scorer, t, options, cache, naive=False) for t in tasks])
 
 
-def naive_task(scorer: Any, task: Task, *, k_test: int | None = None) -> dict[str, pd.DataFrame]:
-    """Per-item tables of one prepared task, scored one item at a time (the parity reference)."""
-    if isinstance(task, RetrievalTask):
-        i2t, t2i, _ = naive_retrieval_scores(scorer, task.image_keys, task.texts, task.load_image, k_test=k_test)
-        return task.finish(task.image_meta, task.text_meta, i2t, t2i)
-    scores = naive_choice_scores(scorer, task.image_keys, task.captions, task.load_image,
-                                 text_calls=task.naive_text_calls)
-    return task.finish(task.meta, scores)
+def naive_task(scorer: Any, task: Task | Sequence[Task], *, k_test: int | None = None) -> dict[str, pd.DataFrame]:
+    """Per-item tables of one prepared task (or several), scored one item at a time (the parity reference)."""
+    return _concat([_run_task(scorer, t, EngineOptions(), None, naive=True, k_test=k_test) for t in as_tasks(task)])
 
 
 def first_by_key(keys: Sequence[Hashable], records: Sequence[Any]) -> Mapping[Hashable, Any]:

@@ -9,6 +9,7 @@ complete one. Each model is one MLflow run (experiment ``paper-evaluate``, tag `
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -19,6 +20,8 @@ import pandas as pd
 
 from ..benchmarks.registry import aggregate_tables, run_benchmarks
 from ..io import atomic_dir, write_json
+
+log = logging.getLogger(__name__)
 
 
 def expand_inputs(value: Any) -> Any:
@@ -38,6 +41,20 @@ def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
     inputs = expand_inputs(params.get("paper_inputs") or {})
     inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
     return inputs
+
+
+def evaluation_benchmarks(params: Mapping[str, Any]) -> list[str]:
+    """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known."""
+    from ..benchmarks import benchmarks_named
+
+    names = (params.get("evaluate") or {}).get("benchmarks")
+    if not names or not isinstance(names, list):
+        raise ValueError("params: evaluate.benchmarks must be a non-empty list of benchmark names")
+    try:
+        benchmarks_named(names)
+    except ValueError as e:
+        raise ValueError(f"params evaluate.benchmarks: {e}") from None
+    return list(names)
 
 
 def resolve_device(device: str) -> str:
@@ -74,9 +91,9 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
 
     settings = params.get("paper_evaluate") or {}
     models = list(models or settings.get("models") or [])
-    benchmarks = list(benchmarks or settings.get("benchmarks") or [])
-    if not models or not benchmarks:
-        raise ValueError("paper_evaluate: `models` and `benchmarks` must each name at least one entry")
+    benchmarks = list(benchmarks or evaluation_benchmarks(params))
+    if not models:
+        raise ValueError("paper_evaluate.models must name at least one model")
     specs = params.get("paper_models") or {}
     inputs = evaluation_inputs(params)
     device = resolve_device(str(settings.get("device", "auto")))
@@ -96,6 +113,15 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
     return results
 
 
+def score_benchmarks(scorer: Any, names: Sequence[str], benchmarks_dir: str | Path, *, seed: int = 0) -> dict[str, float]:
+    """Metrics of one scorer on ``names``, read from a ``benchmarks`` stage output (scripts and probes: nothing
+    is written)."""
+    from .inputs import read_manifest
+
+    inputs = read_manifest(benchmarks_dir, seed=seed)
+    return aggregate_tables(run_benchmarks(scorer, names, inputs), names, inputs)
+
+
 def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str, Any], out: str | Path,
                     provenance: Mapping[str, Any], tracker: Any = None) -> dict[str, float]:
     """One model on ``benchmarks``: ``out/items/*.parquet``, ``out/metrics.json`` (derived from the saved
@@ -103,16 +129,27 @@ def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str,
     atomically; the metrics are logged to ``tracker`` (an MLflow stage run) and returned."""
     tracker = tracker or _NoRun()
     t0 = time.time()
-    tables = run_benchmarks(scorer, benchmarks, inputs)
+    tables, seconds = run_benchmarks(scorer, benchmarks, inputs, timings=True)
     with atomic_dir(out) as tmp:
         write_tables(tmp, tables)
-        metrics = aggregate_tables(read_tables(tmp), benchmarks)  # derived from the saved tables
+        metrics = aggregate_tables(read_tables(tmp), benchmarks, inputs)  # derived from the saved tables
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "provenance.json", {
             "profile": "paper", **provenance, "n_items": {k: len(v) for k, v in tables.items()},
-            "seconds": round(time.time() - t0, 1), "mlflow_run_id": getattr(tracker, "run_id", None)})
+            "settings": {k: inputs[k] for k in _settings(benchmarks) if inputs.get(k) is not None},
+            "mlflow_run_id": getattr(tracker, "run_id", None)})
     tracker.log_metrics(metrics)
+    # timings are a view (MLflow, the log), never part of a stage output a later stage reads
+    timing = {f"time/{b}_s": s for b, s in seconds.items()} | {"time/total_s": round(time.time() - t0, 2)}
+    tracker.log_metrics(timing)
+    log.info("evaluated %s in %.1f s: %s", getattr(scorer, "name", "?"), timing["time/total_s"], seconds)
     return metrics
+
+
+def _settings(benchmarks: Sequence[str]) -> list[str]:
+    from ..benchmarks import benchmarks_named
+
+    return sorted({k for b in benchmarks_named(benchmarks) for k in b.settings})
 
 
 class _NoRun:

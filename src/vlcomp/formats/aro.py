@@ -85,3 +85,20 @@ def load_exclusions(path: str | Path) -> frozenset[str]:
         raise FileNotFoundError(f"{path}: relation exclusion list not found")
     names = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
     return frozenset(n for n in names if n)
+
+
+def write_vg(path: str | Path, records: list[dict], kind: str) -> Path:
+    """Write ARO's released VG-Relation / VG-Attribution layout (a JSON list of records with ``image_path``,
+    ``bbox_*``, ``true_caption``, ``false_caption`` and ``relation_name`` or ``attributes``; extra keys are kept,
+    the loader ignores them). Every record is checked with the loader's rules first, so what is written loads."""
+    from ..io import write_json
+
+    if kind not in ("relation", "attribution"):
+        raise ValueError(f"kind must be 'relation' or 'attribution', got {kind!r}")
+    path = Path(path)
+    if not records:
+        raise RecordError(f"{path}: no cases to write")
+    for i, rec in enumerate(records):
+        _case(rec, i, path, kind)
+    write_json(path, records)
+    return path

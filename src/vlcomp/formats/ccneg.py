@@ -28,18 +28,26 @@ Breakdowns (:func:`accuracies`): by K (from ``num_ops``) and by negation word. A
 subset iff ``" " + w + " "`` occurs in ``" " + c' + " "`` on the **raw** ``negative-prompt`` (commas kept,
 case-sensitive), exactly as ``eval_ccneg_no_not_without.py``. The reference runs once per word, so a caption
 holding two negation words is counted in both subsets (we do the same); one with none is in no subset.
+
+Writing (:func:`write_ccneg`, used by the toy twin): the same dict, checked by :func:`parse_ccneg` before it is
+written, so a written file always loads. :func:`ccneg_annotation` builds one annotation with the fields the
+catalog names (``json.caption``, ``sop_data.negative-prompt``, ``sop_data.sop_decomposition.subject``,
+``sop_data.sop_chosen_object``, ``sop_data.exclusion-prompt``); :func:`released_image_path` the absolute
+``/workspace/datasets/cc3m/...`` path of an image stored under the images root.
 """
 
 from __future__ import annotations
 
+import io
 import pickle
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..io import atomic_path
 from ..metrics.aro import TieRule
 from .records import RecordError, field, open_image, pairwise_correct, text, where
 
@@ -154,6 +162,64 @@ def load_ccneg(path: str | Path, *, unique_images: bool = True, trust_pickle: bo
         raise RecordError(f"{path}: not a readable torch file, truncated or corrupt "
                           f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
     return parse_ccneg(data, path, unique_images=unique_images)
+
+
+def released_image_path(relative: str | Path) -> str:
+    """The released form of an image stored at ``<images root>/<relative>``: :data:`IMAGE_PREFIX` + ``relative``
+    (the inverse of :meth:`CCNegCase.image_file`)."""
+    rel = Path(relative).as_posix().lstrip("/")
+    if not rel or rel == ".":
+        raise ValueError(f"image path {relative!r} is empty")
+    return IMAGE_PREFIX + rel
+
+
+def ccneg_annotation(caption: str, negated_caption: str, *, subject: str | None = None,
+                     chosen_object: str | None = None, exclusion_prompt: str | None = None) -> dict[str, Any]:
+    """One released annotation: ``{"json": {"caption"}, "sop_data": {"negative-prompt", ...}}``. The optional
+    fields of the PaLM-2 parse are written only when given (``sop_decomposition.subject``,
+    ``sop_chosen_object``, ``exclusion-prompt``)."""
+    sop: dict[str, Any] = {"negative-prompt": negated_caption}
+    if subject is not None:
+        sop["sop_decomposition"] = {"subject": subject}
+    if chosen_object is not None:
+        sop["sop_chosen_object"] = chosen_object
+    if exclusion_prompt is not None:
+        sop["exclusion-prompt"] = exclusion_prompt
+    return {"json": {"caption": caption}, "sop_data": sop}
+
+
+def write_ccneg(path: str | Path, image_paths: Sequence[str], annotations: Sequence[Mapping[str, Any]],
+                num_ops: Mapping[int, Sequence[int]], *, unique_images: bool = True) -> Path:
+    """Write ``ccneg_preprocessed.pt`` (``torch.save`` of ``{"image_paths", "annotations", "num_ops"}``, plain
+    lists, dicts, str and int only, so ``torch.load(weights_only=True)`` reads it). The dict is checked by
+    :func:`parse_ccneg` first: a file this writes always loads. Same arguments, same bytes."""
+    import torch
+
+    path = Path(path)
+    data = {
+        "image_paths": [str(p) for p in image_paths],
+        "annotations": [_plain(a) for a in annotations],
+        "num_ops": {int(k): [int(i) for i in num_ops[k]] for k in sorted(num_ops, key=int)},
+    }
+    parse_ccneg(data, path, unique_images=unique_images)
+    # Serialised in memory: torch names the zip's top folder after the file, and the atomic write goes through a
+    # randomly named temporary file, which would otherwise make the bytes differ between two runs.
+    buf = io.BytesIO()
+    torch.save(data, buf)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(buf.getvalue())
+    return path
+
+
+def _plain(value: Any) -> Any:
+    """A copy made of dict / list / str / int only (what ``weights_only=True`` accepts and JSON can show)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    raise TypeError(f"annotation value of type {type(value).__name__} cannot be written ({value!r:.80})")
 
 
 def eval_split(cases: Sequence[CCNegCase], n_eval: int = EVAL_SIZE) -> list[CCNegCase]:

@@ -17,7 +17,13 @@ REPLACE files hold exact duplicate rows (e.g. image 2347085 "walking woman" / "c
 reference scores twice, so rows are never de-duplicated (a key repeated inside one row is refused).
 Alignment is checked: equal row counts and, per row, the same image (``image_path``, plus ``image_id`` for
 REPLACE and the box for SWAP) and the identical ``false_caption`` (catalog: "same image, identical
-false_caption"; the SWAP pair files were not available to us, so this is assumed for SWAP too).
+false_caption"; the SWAP pair files were not available to us, so this is assumed for SWAP too). When the row
+counts differ, the error names the first row where the two files stop being aligned (a row deleted from the
+middle of one file), in both files.
+
+Writers (:func:`write_replace`, :func:`write_swap`) produce the same layout from cases / VG-A records; the toy
+twin (:mod:`vlcomp.twins.hardpos`) uses them. JSON is written with sorted keys and a 2-space indent
+(:func:`vlcomp.io.write_json`), so the same rows give the same bytes.
 
 Metrics (paper §4.1, Eq. 1-2; all comparisons strict, so a tie fails every condition, as in the code):
 
@@ -34,12 +40,14 @@ AMBIGUOUS, they equal the attributes-only values) - report the attributes-only n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..io import write_json
 from .aro import VGCase, load_vg
 from .records import RecordError, field, open_image, read_json_strict, text, where
 
@@ -90,6 +98,7 @@ def _replace_rows(path: Path) -> list[tuple[str, str, str, str]]:
 
 
 def _check_counts(data_path: Path, n_data: int, swapped_path: Path, n_swapped: int) -> None:
+    """Equal row counts; called once every row both files have agrees, so a missing row is a trailing one."""
     if n_data != n_swapped:
         longer, other = (data_path, swapped_path) if n_data > n_swapped else (swapped_path, data_path)
         raise RecordError(f"{longer}: record {min(n_data, n_swapped)}: no aligned row in {other} "
@@ -101,19 +110,63 @@ def _mismatch(swapped_path: Path, data_path: Path, i: int, what: str, got: objec
                        f"{where(data_path, i)}; the pair files must be aligned row by row")
 
 
+#: Per row, the (name, value) pairs both files must share: the image and the hard negative.
+AlignKey = tuple[tuple[str, object], ...]
+
+
+def _first_divergence(data_keys: Sequence[AlignKey], swapped_keys: Sequence[AlignKey]) -> tuple[int, str] | None:
+    """The first row index (and the field) where the two files stop being aligned, or None."""
+    for i, (want, got) in enumerate(zip(data_keys, swapped_keys, strict=False)):  # up to the shorter file
+        for (what, w), (_, g) in zip(want, got, strict=True):
+            if g != w:
+                return i, what
+    return None
+
+
+def _check_aligned(data_path: Path, data_keys: Sequence[AlignKey], swapped_path: Path,
+                   swapped_keys: Sequence[AlignKey]) -> None:
+    """Row ``i`` of both files must name the same image and the identical ``false_caption``.
+
+    With equal row counts the first differing row is reported as a mismatch. With different counts (a row
+    deleted or inserted) the error names the **first row where the files diverge** in both files, not the last
+    row of the longer one, and says whether the rest lines up again once the extra rows are skipped.
+    """
+    n_data, n_swapped = len(data_keys), len(swapped_keys)
+    first = _first_divergence(data_keys, swapped_keys)
+    if first is None:
+        _check_counts(data_path, n_data, swapped_path, n_swapped)
+        return
+    i, what = first
+    got, want = dict(swapped_keys[i])[what], dict(data_keys[i])[what]
+    if n_data == n_swapped:
+        raise _mismatch(swapped_path, data_path, i, what, got, want)
+    longer, shorter = (data_path, swapped_path) if n_data > n_swapped else (swapped_path, data_path)
+    long_keys, short_keys = (data_keys, swapped_keys) if n_data > n_swapped else (swapped_keys, data_keys)
+    skip = len(long_keys) - len(short_keys)
+    realigns = list(long_keys[i + skip:]) == list(short_keys[i:])
+    hint = (f"; skipping {skip} row(s) of {longer} at record {i} lines the rest up again, so {shorter} lacks "
+            f"them" if realigns else "")
+    raise RecordError(f"{where(longer, i)}: no aligned row in {shorter}: the pair files diverge at row {i} "
+                      f"({what} {got!r} in {where(swapped_path, i)} vs {want!r} in {where(data_path, i)}; "
+                      f"{n_data} rows in {data_path}, {n_swapped} in {swapped_path}){hint}")
+
+
 def load_replace(data_path: str | Path, swapped_path: str | Path) -> list[HardPositiveCase]:
     """A REPLACE benchmark from its ``data/`` file (c, c_n) and ``swapped_data/`` file (c_p, c_n)."""
     data_path, swapped_path = Path(data_path), Path(swapped_path)
     original, swapped = _replace_rows(data_path), _replace_rows(swapped_path)
-    _check_counts(data_path, len(original), swapped_path, len(swapped))
-    cases = []
-    for i, ((image_id, image, c, c_n), (image_id2, image2, c_p, c_n2)) in enumerate(zip(original, swapped, strict=True)):
-        for what, got, want in (("image_id", image_id2, image_id), ("image_path", image2, image),
-                                ("false_caption", c_n2, c_n)):
-            if got != want:
-                raise _mismatch(swapped_path, data_path, i, what, got, want)
-        cases.append(HardPositiveCase(i, image, c, c_p, c_n, image_id=image_id))
-    return cases
+    _check_aligned(data_path, [_replace_key(r) for r in original], swapped_path, [_replace_key(r) for r in swapped])
+    return [HardPositiveCase(i, image, c, c_p, c_n, image_id=image_id)
+            for i, ((image_id, image, c, c_n), (_, _, c_p, _)) in enumerate(zip(original, swapped, strict=True))]
+
+
+def _replace_key(row: tuple[str, str, str, str]) -> AlignKey:
+    image_id, image, _, false_caption = row
+    return (("image_id", image_id), ("image_path", image), ("false_caption", false_caption))
+
+
+def _swap_key(case: VGCase) -> AlignKey:
+    return (("image_path", case.image_path), ("box", case.box), ("false_caption", case.false_caption))
 
 
 def load_swap(data_path: str | Path, swapped_path: str | Path) -> list[HardPositiveCase]:
@@ -121,26 +174,93 @@ def load_swap(data_path: str | Path, swapped_path: str | Path) -> list[HardPosit
     (c_p, c_n), both in ARO's VG-Attribution schema."""
     data_path, swapped_path = Path(data_path), Path(swapped_path)
     original, swapped = load_vg(data_path, "attribution"), load_vg(swapped_path, "attribution")
-    _check_counts(data_path, len(original), swapped_path, len(swapped))
-    cases = []
-    for i, (a, b) in enumerate(zip(original, swapped, strict=True)):
-        for what, got, want in (("image_path", b.image_path, a.image_path), ("box", b.box, a.box),
-                                ("false_caption", b.false_caption, a.false_caption)):
-            if got != want:
-                raise _mismatch(swapped_path, data_path, i, what, got, want)
-        cases.append(HardPositiveCase(i, a.image_path, a.true_caption, b.true_caption, a.false_caption, box=a.box))
-    return cases
+    _check_aligned(data_path, [_swap_key(c) for c in original], swapped_path, [_swap_key(c) for c in swapped])
+    return [HardPositiveCase(i, a.image_path, a.true_caption, b.true_caption, a.false_caption, box=a.box)
+            for i, (a, b) in enumerate(zip(original, swapped, strict=True))]
 
 
 def load_benchmark(root: str | Path, name: str) -> list[HardPositiveCase]:
     """``replace_att``, ``replace_rel`` or ``swap`` from a hard_positives checkout (``root/data``,
     ``root/swapped_data``)."""
+    data_path, swapped_path = _file_pair(root, name)
+    loader = load_replace if BENCHMARKS[name][1] == "replace" else load_swap
+    return loader(data_path, swapped_path)
+
+
+def _file_pair(root: str | Path, name: str) -> tuple[Path, Path]:
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
-    file, kind = BENCHMARKS[name]
-    root = Path(root)
-    loader = load_replace if kind == "replace" else load_swap
-    return loader(root / DATA_DIR / file, root / SWAPPED_DIR / file)
+    file = BENCHMARKS[name][0]
+    return Path(root) / DATA_DIR / file, Path(root) / SWAPPED_DIR / file
+
+
+def replace_rows(cases: Sequence[HardPositiveCase]) -> tuple[list[dict], list[dict]]:
+    """The released REPLACE rows of ``cases``: ``data/`` rows ``(c, c_n)`` and ``swapped_data/`` rows
+    ``(c_p, c_n)``, both ``{"image_id", "true_caption", "false_caption", "image_path"}``, aligned by position
+    (``case.index`` is not written: a record is named by its position)."""
+    data, swapped = [], []
+    for n, case in enumerate(cases):
+        if case.image_id is None or case.box is not None:
+            raise ValueError(f"REPLACE case {n}: needs an image_id and no box (a whole image), got "
+                             f"image_id={case.image_id!r} box={case.box!r}")
+        for what, value in (("image_path", case.image_path), ("caption", case.caption),
+                            ("positive", case.positive), ("negative", case.negative)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"REPLACE case {n}: {what} must be a non-empty string, got {value!r}")
+        common = {"image_id": str(case.image_id), "image_path": case.image_path, "false_caption": case.negative}
+        data.append({**common, "true_caption": case.caption})
+        swapped.append({**common, "true_caption": case.positive})
+    return data, swapped
+
+
+def write_replace(root: str | Path, name: str, cases: Sequence[HardPositiveCase]) -> tuple[Path, Path]:
+    """Write ``replace_att`` or ``replace_rel`` as released: ``root/data/<file>`` and ``root/swapped_data/<file>``
+    (:func:`replace_rows`); returns the two paths. :func:`load_replace` reads them back as ``cases``."""
+    if BENCHMARKS.get(name, ("", ""))[1] != "replace":
+        raise ValueError(f"{name!r} is not a REPLACE benchmark; known: replace_att, replace_rel")
+    if not cases:
+        raise ValueError(f"{name}: no cases to write")
+    data, swapped = replace_rows(cases)
+    return _write_pair(root, name, data, swapped)
+
+
+#: The fields of an ARO VG-Attribution record (:mod:`vlcomp.formats.aro`); other keys are kept as they are.
+VGA_FIELDS = ("image_path", "bbox_x", "bbox_y", "bbox_w", "bbox_h", "true_caption", "false_caption", "attributes")
+
+
+def swap_rows(records: Sequence[Mapping[str, Any]], positives: Sequence[str]) -> tuple[list[dict], list[dict]]:
+    """SWAP rows: ``data/`` = the VG-Attribution ``records`` unchanged (c, c_n); ``swapped_data/`` = each record
+    with ``true_caption`` replaced by its hard positive (c_p, c_n), every other field (image, box, ``attributes``,
+    ``false_caption``) kept."""
+    if len(records) != len(positives):
+        raise ValueError(f"SWAP: {len(records)} records but {len(positives)} hard positives")
+    data, swapped = [], []
+    for n, (rec, positive) in enumerate(zip(records, positives, strict=True)):
+        missing = [f for f in VGA_FIELDS if f not in rec]
+        if missing:
+            raise ValueError(f"SWAP record {n}: missing VG-Attribution field(s) {missing}")
+        if not isinstance(positive, str) or not positive.strip():
+            raise ValueError(f"SWAP record {n}: hard positive must be a non-empty string, got {positive!r}")
+        data.append(dict(rec))
+        swapped.append({**rec, "true_caption": positive})
+    return data, swapped
+
+
+def write_swap(root: str | Path, records: Sequence[Mapping[str, Any]], positives: Sequence[str]) -> tuple[Path, Path]:
+    """Write SWAP as released (:func:`swap_rows`) to ``root/data/visual_genome_attribution.json`` and
+    ``root/swapped_data/visual_genome_attribution.json``; returns the two paths (read back by :func:`load_swap`)."""
+    if not records:
+        raise ValueError("swap: no records to write")
+    data, swapped = swap_rows(records, positives)
+    return _write_pair(root, "swap", data, swapped)
+
+
+def _write_pair(root: str | Path, name: str, data: list[dict], swapped: list[dict]) -> tuple[Path, Path]:
+    data_path, swapped_path = _file_pair(root, name)
+    for path, rows in ((data_path, data), (swapped_path, swapped)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, rows)
+    return data_path, swapped_path
 
 
 def _scores(s_c, s_n, s_p, s_n_swapped) -> tuple[np.ndarray, ...]:

@@ -59,3 +59,17 @@ def validate_karpathy(data: Any, path: str | Path) -> list[dict]:
             raise ValueError(f"{where}: duplicate image {rec['image']!r}")
         seen.add(rec["image"])
     return data
+
+
+def write_karpathy(path: str | Path, records: list[dict]) -> Path:
+    """Write BLIP's / ARO's Karpathy test layout (a JSON list of ``{"image", "caption": [raw captions]}``),
+    checked with :func:`validate_karpathy` first."""
+    from ..io import write_json
+
+    path = Path(path)
+    records = [{"image": r["image"], "caption": list(r["caption"])} if isinstance(r, dict) else r for r in records]
+    validate_karpathy(records, path)
+    if not records:
+        raise RecordError(f"{path}: no records to write")
+    write_json(path, records)
+    return path

@@ -24,32 +24,66 @@ def where(path: str | Path, record: object) -> str:
     return f"{path}: record {record}"
 
 
-def _no_duplicate_keys(path: Path):
-    def hook(pairs: list[tuple[str, Any]]) -> dict:
-        out: dict = {}
-        for k, v in pairs:
-            if k in out:
-                raise RecordError(f"{path}: duplicate key {k!r} in one JSON object")
-            out[k] = v
-        return out
+class _Duplicated(dict):
+    """A JSON object in which a key repeated (``key`` is the first repeated one)."""
 
-    return hook
+    key: str = ""
+
+
+def _mark_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    dup = None
+    for k, v in pairs:
+        if k in out and dup is None:
+            dup = k
+        out[k] = v
+    if dup is None:
+        return out
+    marked = _Duplicated(out)
+    marked.key = dup
+    return marked
+
+
+def _find_duplicate(value: Any) -> str | None:
+    if isinstance(value, _Duplicated):
+        return value.key
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        found = _find_duplicate(child)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_duplicates(data: Any, path: Path) -> Any:
+    """Refuse a key repeated inside one JSON object, naming the record that holds it (its position in a top-level
+    list, its id in a top-level object) - ``json`` would silently keep the last value."""
+    if isinstance(data, _Duplicated):
+        raise RecordError(f"{path}: duplicate key {data.key!r} in the top-level object (two records with one id)")
+    records = enumerate(data) if isinstance(data, list) else data.items() if isinstance(data, dict) else ()
+    for rid, rec in records:
+        key = _find_duplicate(rec)
+        if key is not None:
+            rid = rid if isinstance(data, list) else repr(rid)
+            raise RecordError(f"{where(path, rid)}: duplicate key {key!r} in one JSON object")
+    return data
 
 
 def read_json_strict(path: str | Path) -> Any:
-    """``json.load`` that names the file on a missing, truncated or non-UTF-8 file and refuses duplicate keys
-    (``json`` would silently keep the last of two records with the same id)."""
+    """``json.load`` that names the file on a missing, truncated or non-UTF-8 file and refuses duplicate keys,
+    naming the record (``json`` would silently keep the last of two records with the same id)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: file not found")
     try:
         with open(path, encoding="utf-8") as f:
-            return json.load(f, object_pairs_hook=_no_duplicate_keys(path))
+            data = json.load(f, object_pairs_hook=_mark_duplicates)
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not valid JSON, truncated or corrupt ({e.msg} at line {e.lineno}, "
                           f"column {e.colno})") from None
     except UnicodeDecodeError as e:
         raise RecordError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    return _check_duplicates(data, path)
 
 
 def field(rec: Any, name: str, kind: type | tuple[type, ...], at: str) -> Any:

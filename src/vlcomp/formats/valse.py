@@ -12,6 +12,18 @@ Validated cases only. The files hold validated and non-validated foils; a case c
 Every record is checked, including the non-validated ones (a malformed record is a malformed file);
 :func:`load_instrument` then keeps the validated ones (``valid_only=False`` keeps all, with ``valid``).
 
+Votes. Each of the :data:`ANNOTATORS` (3) annotators casts one vote, so every count is an int in 0..3 and
+``caption + foil + other == 3``; a record breaking this (e.g. 3/3/3) is refused, naming the file and the record.
+AMBIGUOUS: the catalogs say nothing about missing vote keys and VALSE's README documents the ``caption`` and
+``foil`` subentries only. Every record of the released files we inspected (the first records of 10 of the 11
+files and a middle stretch of ``existence.json`` and ``plurals.json``) has all three keys, but we could not read
+every record, so a missing ``foil`` or ``other`` is still accepted as before; the counts present must then sum
+to at most 3.
+
+Writing. :func:`write_instrument` writes one instrument file in the released layout (a JSON object keyed by
+foil id, records in the given order, 4-space indentation as the released files), every record checked with the
+loader's rules first. The toy twin (:mod:`vlcomp.twins.valse`) writes its files with it.
+
 Scoring. CE-CLIP's evaluator takes a softmax over ``[caption, foil]`` and counts ``P(caption) > 0.5``,
 i.e. ``score(caption) > score(foil)`` strictly: a tie counts wrong (:data:`TIE_RULE`).
 
@@ -26,6 +38,11 @@ The average: two conventions, both in CE-CLIP's Table 1 (catalog §2.3, §4.3 it
 CE-XVLM's 70.8 matches neither (catalog AMBIGUOUS); we do not try to reproduce it. The repo's third,
 7-category ``latex_results`` grouping (Actions and Coreference merged) is not a printed average and is left out.
 
+Runs without all 11 files (the toy twin has no coreference instruments; a paper run may select
+``valse_instruments``): :func:`present_column_accuracies` gives the printed columns whose files are all present,
+:func:`average_over_present_instruments` / :func:`average_over_present_columns` the two conventions over what is
+present. With all 11 files they equal the two averages above.
+
 Images. :func:`image_root_key` names the image folder of a case as the CE-CLIP evaluator picks it: the
 instrument's folder (:data:`IMAGE_SOURCE`), overridden by a ``COCO_{val,train}{2014,2017}`` marker in the
 file name. Images are never opened at load time (:meth:`ValseCase.open_image` reads one lazily).
@@ -33,12 +50,15 @@ file name. Images are never opened at load time (:meth:`ValseCase.open_image` re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..io import atomic_path
 from ..metrics.aro import TieRule
 from .records import (
     RecordError,
@@ -80,6 +100,10 @@ _COCO_MARKERS = (("COCO_val2014", "coco_val2014"), ("COCO_train2014", "coco_trai
                  ("COCO_val2017", "coco_val2017"), ("COCO_train2017", "coco_train2017"))
 #: A foil is valid when at least 2 of the 3 annotators chose the caption (and not the foil).
 MIN_CAPTION_VOTES = 2
+#: Annotators per case: each casts one vote among ``caption``, ``foil`` and ``other``.
+ANNOTATORS = 3
+#: The vote keys of ``mturk``, in the released files' order.
+VOTE_KEYS = ("foil", "caption", "other")
 #: ``P(caption) > 0.5`` over ``[caption, foil]``: a tie counts wrong.
 TIE_RULE = TieRule.TIE_COUNTS_WRONG
 
@@ -120,15 +144,32 @@ def image_root_key(instrument: str, image_file: str) -> str:
 
 
 def _votes(rec: object, at: str) -> int:
+    """``mturk["caption"]``, after checking every vote count: ints in 0..3 summing to 3 (at most 3 when the
+    optional ``foil`` / ``other`` keys are absent)."""
     mturk = field(rec, "mturk", dict, at)
     sub = f"{at}: field 'mturk'"
-    votes = field(mturk, "caption", int, sub)
-    if not 0 <= votes <= 3:
-        raise RecordError(f"{sub}: field 'caption' must be a vote count in 0..3, got {votes}")
-    for name in ("foil", "other"):
-        if name in mturk:
-            field(mturk, name, int, sub)
-    return votes
+    counts = {}
+    for name in ("caption", "foil", "other"):
+        if name == "caption" or name in mturk:
+            value = field(mturk, name, int, sub)
+            if not 0 <= value <= ANNOTATORS:
+                raise RecordError(f"{sub}: field {name!r} must be a vote count in 0..{ANNOTATORS}, got {value}")
+            counts[name] = value
+    total = sum(counts.values())
+    shown = ", ".join(f"{k}={v}" for k, v in counts.items())
+    if len(counts) == len(VOTE_KEYS) and total != ANNOTATORS:
+        raise RecordError(f"{sub}: votes must sum to {ANNOTATORS} (one per annotator), got {shown} (sum {total})")
+    if total > ANNOTATORS:
+        raise RecordError(f"{sub}: more than {ANNOTATORS} votes, got {shown} (sum {total})")
+    return counts["caption"]
+
+
+def _case(key: str, rec: object, path: Path) -> ValseCase:
+    at = where(path, repr(key))
+    dataset = text(rec, "dataset", at)
+    image_file = text(rec, "image_file", at)
+    caption, foil = text(rec, "caption", at), text(rec, "foil", at)
+    return ValseCase(key, path.stem, dataset, image_file, caption, foil, _votes(rec, at))
 
 
 def load_instrument(path: str | Path, *, valid_only: bool = True) -> list[ValseCase]:
@@ -136,13 +177,7 @@ def load_instrument(path: str | Path, *, valid_only: bool = True) -> list[ValseC
     papers' protocol) only the MTurk-validated ones are returned. The instrument is the file stem."""
     path = Path(path)
     data = keyed_records(path, "foil id")
-    cases = []
-    for key, rec in data.items():
-        at = where(path, repr(key))
-        dataset = text(rec, "dataset", at)
-        image_file = text(rec, "image_file", at)
-        caption, foil = text(rec, "caption", at), text(rec, "foil", at)
-        cases.append(ValseCase(key, path.stem, dataset, image_file, caption, foil, _votes(rec, at)))
+    cases = [_case(key, rec, path) for key, rec in data.items()]
     kept = [c for c in cases if c.valid or not valid_only]
     if not kept:
         raise RecordError(f"{path}: no MTurk-validated case (mturk.caption >= {MIN_CAPTION_VOTES})")
@@ -153,6 +188,25 @@ def load_all(data_dir: str | Path, instruments: tuple[str, ...] = INSTRUMENTS, *
              valid_only: bool = True) -> dict[str, list[ValseCase]]:
     data_dir = Path(data_dir)
     return {i: load_instrument(data_dir / f"{i}.json", valid_only=valid_only) for i in instruments}
+
+
+def write_instrument(path: str | Path, cases: Mapping[str, Mapping[str, Any]]) -> Path:
+    """Write one instrument file in VALSE's released layout: a JSON object keyed by foil id (file order =
+    ``cases`` order), each value a record with at least ``dataset``, ``image_file``, ``caption``, ``foil`` and
+    ``mturk`` (other fields written as given). Every record is checked with the loader's rules first, so a bad
+    record fails here, naming the file and the foil id. The instrument is the file stem."""
+    path = Path(path)
+    if not cases:
+        raise RecordError(f"{path}: no cases to write")
+    data = {}
+    for key, rec in cases.items():
+        if not isinstance(key, str) or not key.strip():
+            raise RecordError(f"{path}: foil id must be a non-empty string, got {key!r}")
+        data[key] = dict(rec)
+        _case(key, data[key], path)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=4, allow_nan=False) + "\n")
+    return path
 
 
 def correct(caption_scores: np.ndarray, foil_scores: np.ndarray) -> np.ndarray:
@@ -195,3 +249,26 @@ def average_over_columns(acc: Mapping[str, float]) -> float:
     """VALSE average as the mean of the 9 printed Table 1 columns (Counting = mean of its 3 files): CE-CLIP's
     Table 1 "Avg." for CE-CLIP+ (76.7) and MiniGPT-4 (68.4)."""
     return float(np.mean(list(column_accuracies(acc).values())))
+
+
+def present_column_accuracies(acc: Mapping[str, float]) -> dict[str, float]:
+    """The Table 1 columns whose instrument files are all in ``acc`` (Counting needs its 3 files), in
+    :data:`COLUMNS` order; all 9 with a complete run (then equal to :func:`column_accuracies`)."""
+    return {col: float(np.mean([acc[i] for i in files])) for col, files in COLUMNS.items()
+            if all(i in acc for i in files)}
+
+
+def average_over_present_instruments(acc: Mapping[str, float]) -> float:
+    """Mean of the instrument accuracies present (:func:`average_over_instruments` with all 11)."""
+    if not acc:
+        raise ValueError("no instrument accuracies")
+    return float(np.mean(list(acc.values())))
+
+
+def average_over_present_columns(acc: Mapping[str, float]) -> float:
+    """Mean of the Table 1 columns present (:func:`present_column_accuracies`; :func:`average_over_columns`
+    with all 11 files)."""
+    cols = present_column_accuracies(acc)
+    if not cols:
+        raise ValueError(f"no complete VALSE column among the instruments {sorted(acc)}")
+    return float(np.mean(list(cols.values())))

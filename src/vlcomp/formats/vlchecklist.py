@@ -10,6 +10,11 @@ with a space). Extra keys in the object are ignored. Every item's ``POS``/``NEG`
 strings whose first entry is a non-empty caption; later entries are only type-checked (they are never
 scored). An empty list ``[]`` is a valid file (``swig_place_*.json`` ship empty); scoring it is an error.
 
+Writers (:func:`write_file`, :func:`write_corpus`) produce exactly these layouts (the toy twin uses them): an
+annotation file as one line of ``json.dumps`` (``POS`` before ``NEG``, as released); a corpus file as TSVLC's
+``corpus.json`` (category -> source dataset -> result keys), read back by :func:`load_corpus`. Both validate what
+they write with the reader's rules, so a written file is always a readable one.
+
 Protocol (TSVLC ``evaluate_vl.py``, ``MAX_NUM: 2000``): per file, drop items whose image is missing, keep the
 first ``MAX_NUM / 2`` = **1000** in file order (:func:`protocol_items`), score ``POS[0]`` vs ``NEG[0]``;
 correct iff ``pos > neg`` strictly, a tie is wrong (:data:`TIE_RULE`). The file accuracy is rounded to
@@ -32,12 +37,14 @@ Choices where the reference or catalogs are loose:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..io import atomic_path
 from ..metrics.aro import TieRule
 from .records import RecordError, field, pairwise_correct, read_json_strict, where
 
@@ -137,6 +144,67 @@ def load_file(path: str | Path) -> list[VLCheckListCase]:
     if not isinstance(data, list):
         raise RecordError(f"{path}: expected a JSON list of [image, {{POS, NEG}}] items, got {type(data).__name__}")
     return [_case(item, i, path) for i, item in enumerate(data)]
+
+
+def write_file(path: str | Path, cases: Sequence[VLCheckListCase]) -> Path:
+    """Write ``cases`` as one released annotation file (``[[image, {"POS": [...], "NEG": [...]}], ...]``, file
+    order = ``cases`` order; ``case.index`` is not written: an item is named by its position). Every item is
+    checked with the reader's rules first, so a bad caption fails here, naming the file and the item."""
+    path = Path(path)
+    data = [[c.image, {"POS": list(c.pos), "NEG": list(c.neg)}] for c in cases]
+    for i, item in enumerate(data):
+        _case(item, i, path)
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data))
+    return path
+
+
+def validate_corpus(data: object, path: str | Path) -> dict[str, dict[str, tuple[str, ...]]]:
+    """A corpus in TSVLC's ``corpus.json`` layout, checked: a non-empty object of known categories
+    (:data:`CORPUS` keys), each a non-empty object of source dataset -> non-empty list of result keys; a result
+    key may appear only once in the whole corpus (a file scores one category). Errors name the file."""
+    if not isinstance(data, dict) or not data:
+        got = "an empty object" if isinstance(data, dict) else type(data).__name__
+        raise RecordError(f"{path}: expected a JSON object of category -> dataset -> result keys, got {got}")
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    seen: dict[str, str] = {}
+    for category, datasets in data.items():
+        at = f"{path}: category {category!r}"
+        if category not in CORPUS:
+            raise RecordError(f"{at}: unknown category (known: {', '.join(CORPUS)})")
+        if not isinstance(datasets, dict) or not datasets:
+            raise RecordError(f"{at}: expected a non-empty object of dataset -> result keys, got {datasets!r:.80}")
+        out[category] = {}
+        for dataset, keys in datasets.items():
+            here = f"{at}, dataset {dataset!r}"
+            if not isinstance(dataset, str) or not dataset.strip():
+                raise RecordError(f"{at}: dataset name must be a non-empty string, got {dataset!r}")
+            if not isinstance(keys, list | tuple) or not keys:  # JSON gives lists; CORPUS holds tuples
+                raise RecordError(f"{here}: expected a non-empty list of result keys, got {keys!r:.80}")
+            for key in keys:
+                if not isinstance(key, str) or not key.strip():
+                    raise RecordError(f"{here}: result key must be a non-empty string, got {key!r:.80}")
+                if key in seen:
+                    raise RecordError(f"{here}: result key {key!r} already listed under {seen[key]}")
+                seen[key] = f"category {category!r}, dataset {dataset!r}"
+            out[category][dataset] = tuple(keys)
+    return out
+
+
+def load_corpus(path: str | Path) -> dict[str, dict[str, tuple[str, ...]]]:
+    """A corpus file in TSVLC's ``corpus.json`` layout, validated (:func:`validate_corpus`)."""
+    path = Path(path)
+    return validate_corpus(read_json_strict(path), path)
+
+
+def write_corpus(path: str | Path, corpus: Mapping[str, Mapping[str, Sequence[str]]]) -> Path:
+    """Write ``corpus`` in TSVLC's ``corpus.json`` layout (order kept), validated first."""
+    path = Path(path)
+    checked = validate_corpus(corpus, path)
+    data = {c: {d: list(keys) for d, keys in ds.items()} for c, ds in checked.items()}
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=4) + "\n")
+    return path
 
 
 def protocol_items(cases: Sequence[VLCheckListCase], image_exists: Callable[[str], bool] | None = None,

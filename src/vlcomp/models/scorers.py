@@ -111,7 +111,7 @@ def toy_preprocess(size: int) -> Callable:
     from .factory import to_tensor
 
     def preprocess(image) -> torch.Tensor:
-        arr = np.asarray(image.convert("RGB") if hasattr(image, "convert") else image, dtype=np.uint8)
+        arr = np.array(image.convert("RGB") if hasattr(image, "convert") else image, dtype=np.uint8)  # writable copy
         return to_tensor(arr[None], size)[0]
 
     return preprocess

@@ -6,7 +6,7 @@
 - ``evaluate_released@<name>``: a released checkpoint of ``paper_models`` (NegCLIP, CE-CLIP, CoN-CLIP, TSVLC,
   BLIP, FLAVA, OpenAI CLIP), built by name.
 
-Both run every benchmark of ``paper_evaluate.benchmarks`` on the files of ``paper_inputs`` and write
+Both run every benchmark of ``evaluate.benchmarks`` on the inputs manifest of the benchmarks stage and write
 ``items/*.parquet``, ``metrics.json`` (derived from the saved tables) and ``provenance.json``
 (:func:`vlcomp.eval.run.evaluate_scorer`).
 """
@@ -17,17 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..eval.run import evaluation_inputs, resolve_device
+from ..eval.run import evaluation_benchmarks, evaluation_inputs, resolve_device
 from ..io import read_json
 
 
 def evaluation_settings(params: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], str]:
-    """``(benchmarks, inputs, device)`` from ``paper_evaluate`` and ``paper_inputs``."""
+    """``(benchmarks, inputs, device)`` from ``evaluate.benchmarks``, ``paper_inputs`` and ``paper_evaluate``
+    (the script path outside DVC; the stages read the benchmarks stage's manifest instead)."""
     settings = params.get("paper_evaluate") or {}
-    benchmarks = list(settings.get("benchmarks") or [])
-    if not benchmarks:
-        raise ValueError("params: paper_evaluate.benchmarks must name at least one benchmark")
-    return benchmarks, evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")))
+    return evaluation_benchmarks(params), evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")))
 
 
 def checkpoint_spec(ckpt_dir: str | Path) -> dict[str, Any]:

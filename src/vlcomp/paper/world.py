@@ -25,7 +25,6 @@ order, the decode size, the annotation file's SHA-256), which :class:`vlcomp.wor
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any
 from ..config import build
 from ..eval.run import expand_inputs
 from ..formats.records import RecordError, read_json_strict
-from ..io import write_json
+from ..io import sha256_file, write_json
 
 INDEX_FORMAT = "vlcomp-paper-split/1"
 
@@ -105,13 +104,6 @@ def read_caption_file(path: str | Path) -> list[dict]:
         grouped.setdefault(image, []).extend(c.strip() for c in caps)
     return [{"image": k, "caption": v} for k, v in grouped.items()]
 
-
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_split(name: str, spec: PaperSplitSpec) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..benchmarks.retrieval import metric_key as retrieval_key
 from .collect import METHOD_LABEL, METHOD_ORDER, value
 from .paper_values import lookup
 from .render import fmt
@@ -20,10 +21,10 @@ T6_ROWS = (
     ("Downstream", "CIFAR10", "zeroshot/cifar10/acc", "cifar10", "acc"),
     ("Downstream", "CIFAR100", "zeroshot/cifar100/acc", "cifar100", "acc"),
     ("Downstream", "ImageNet", "zeroshot/imagenet/acc", "imagenet", "acc"),
-    ("Downstream", "Flickr30k Image R@1", "retrieval/flickr30k/none/t2i/recall_at_1", "flickr30k", "t2i/recall_at_1"),
-    ("Downstream", "Flickr30k Text R@1", "retrieval/flickr30k/none/i2t/recall_at_1", "flickr30k", "i2t/recall_at_1"),
-    ("Downstream", "COCO Image R@1", "retrieval/coco/none/t2i/recall_at_1", "coco", "t2i/recall_at_1"),
-    ("Downstream", "COCO Text R@1", "retrieval/coco/none/i2t/recall_at_1", "coco", "i2t/recall_at_1"),
+    ("Downstream", "Flickr30k Image R@1", "retrieval/flickr30k/t2i/recall_at_1", "flickr30k", "t2i/recall_at_1"),
+    ("Downstream", "Flickr30k Text R@1", "retrieval/flickr30k/i2t/recall_at_1", "flickr30k", "i2t/recall_at_1"),
+    ("Downstream", "COCO Image R@1", "retrieval/coco/t2i/recall_at_1", "coco", "t2i/recall_at_1"),
+    ("Downstream", "COCO Text R@1", "retrieval/coco/i2t/recall_at_1", "coco", "i2t/recall_at_1"),
 )
 RETRIEVAL_METRICS = (("Text R@1", "i2t/recall_at_1"), ("Text R@5", "i2t/recall_at_5"),
                      ("Image R@1", "t2i/recall_at_1"), ("Image R@5", "t2i/recall_at_5"))
@@ -169,7 +170,7 @@ def table_shuffled_retrieval(summ: pd.DataFrame, paper: pd.DataFrame, artifact: 
             for m in (*METHOD_ORDER, *PAPER_ONLY):
                 row = {"Dataset": DATASET_LABEL[ds], "Strategy": slabel, "Model": METHOD_LABEL[m]}
                 for mlabel, metric in RETRIEVAL_METRICS:
-                    key = f"retrieval/{ds}/{strategy}/{metric}"
+                    key = retrieval_key(ds, strategy, metric)
                     row[f"{mlabel} (toy)"] = _cell(summ, m, key, key + "_std") if m in METHOD_ORDER else "paper only"
                     row[f"{mlabel} (paper)"] = _paper(paper, artifact, ds, m, metric, strategy)
                 rows.append(row)
@@ -186,7 +187,7 @@ def radar_axes() -> list[tuple[str, str]]:
 
 def radar_value(summ: pd.DataFrame, method: str, key: str) -> float:
     if key in ("coco", "flickr30k"):
-        return float(np.mean([value(summ, method, f"retrieval/{key}/none/{d}/recall_at_1") for d in ("i2t", "t2i")]))
+        return float(np.mean([value(summ, method, retrieval_key(key, "none", f"{d}/recall_at_1")) for d in ("i2t", "t2i")]))
     return value(summ, method, key)
 
 

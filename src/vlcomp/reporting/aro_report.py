@@ -67,8 +67,8 @@ def intro_markdown(ctx: ReportContext) -> str:
 
 
 def stands_for_table(ctx: ReportContext) -> pd.DataFrame:
-    from ..eval.toy_suite import BENCHMARKS
-    from ..twins.zeroshot import ZEROSHOT_TASKS
+    from ..benchmarks import BENCHMARKS
+    from ..twins.zeroshot import SUITES
 
     rows = [{"toy twin": "base model `clip` (tiny open_clip "
              f"`{ctx.params['model']['arch']}`, pretrained here on the `web` split)", "stands for": "OpenAI CLIP ViT-B/32"}]
@@ -77,9 +77,9 @@ def stands_for_table(ctx: ReportContext) -> pd.DataFrame:
     for name, s in world.items():
         rows.append({"toy twin": f"world split `{name}` ({s['n_images']} images, {s['n_captions']} captions, "
                      f"style `{s['style']}`)", "stands for": s["stands_for"]})
-    for name in BENCHMARKS.names():
+    for name in ctx.params["evaluate"]["benchmarks"]:
         rows.append({"toy twin": f"benchmark `{name}`", "stands for": BENCHMARKS.get(name).stands_for})
-    for name, t in ZEROSHOT_TASKS.items():
+    for name, t in SUITES["zeroshot_aro"].items():
         rows.append({"toy twin": f"zero-shot task `{name}` (labels: {' + '.join(t.label_attrs)})",
                      "stands for": t.stands_for})
     return pd.DataFrame(rows)
@@ -120,10 +120,16 @@ def t6_long(ctx: ReportContext) -> pd.DataFrame:
 
 
 def t2(ctx: ReportContext) -> pd.DataFrame:
-    with open(ctx.benchmarks_dir / "vg_relation.json") as f:
+    from ..eval.inputs import read_manifest
+    from ..metrics.aro import VG_RELATION_GROUP_OF
+
+    inputs = read_manifest(ctx.benchmarks_dir)
+    with open(inputs["aro_vg_relation"]) as f:
         records = json.load(f)
-    with open(ctx.benchmarks_dir / "vg_relation_groups.json") as f:
-        groups = json.load(f)
+    groups = VG_RELATION_GROUP_OF
+    if inputs.get("aro_relation_groups"):
+        with open(inputs["aro_relation_groups"]) as f:
+            groups = json.load(f)
     n_cases = pd.Series([r["relation_name"] for r in records]).value_counts().to_dict()
     return aro.table_t2(ctx.summ, ctx.paper, n_cases, groups)
 

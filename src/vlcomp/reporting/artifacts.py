@@ -14,8 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..eval.inputs import read_manifest
+from ..formats.aro import load_exclusions
 from ..io import read_json
-from ..metrics.aro import vg_attribution_group
+from ..metrics.aro import VG_ATTRIBUTION_MIN_COUNT, vg_attribution_group
 
 PAPER = {
     "ARO-D1": "23,937 cases, 48 relations (Table 2 lists 45 with 21,917 cases)",
@@ -53,27 +55,33 @@ def artifact_inventory(benchmarks_dir: str | Path, mined_dir: str | Path, models
                        variants: dict[str, dict], epochs: float) -> pd.DataFrame:
     """One row per catalog artifact (ARO-D1..D4, ARO-M1, ARO-M2) with the toy counts and the paper's size."""
     bench, mined, models = Path(benchmarks_dir), Path(mined_dir), Path(models_dir)
-    settings = read_json(bench / "settings.json")
-    excluded_file = bench / "vg_relation_excluded.txt"
-    excluded = {line.strip() for line in excluded_file.read_text().splitlines() if line.strip()}
+    manifest = read_json(bench / "manifest.json")
+    rel, inputs = manifest["inputs"], read_manifest(bench)
+
+    def where(key: str) -> str:
+        return f"data/benchmarks/{rel[key]}"
+
+    excluded = set(load_exclusions(inputs["aro_relation_exclusions"]))
+    min_count = int(inputs.get("aro_vga_min_count") or VG_ATTRIBUTION_MIN_COUNT)
     rows = []
-    r = vg_relation_counts(read_json(bench / "vg_relation.json"), excluded)
-    rows.append(("ARO-D1", "VG-Relation twin", "data/benchmarks/vg_relation.json",
+    r = vg_relation_counts(read_json(inputs["aro_vg_relation"]), excluded)
+    rows.append(("ARO-D1", "VG-Relation twin", where("aro_vg_relation"),
                  f"{r['cases']:,} cases, {r['relations']} relations; macro over {r['relations_in_macro']} "
                  f"({r['cases_in_macro']:,} cases; symmetric {', '.join(sorted(excluded))} excluded)"))
-    a = vg_attribution_counts(read_json(bench / "vg_attribution.json"), int(settings["vga_min_count"]))
-    rows.append(("ARO-D2", "VG-Attribution twin", "data/benchmarks/vg_attribution.json",
+    a = vg_attribution_counts(read_json(inputs["aro_vg_attribution"]), min_count)
+    rows.append(("ARO-D2", "VG-Attribution twin", where("aro_vg_attribution"),
                  f"{a['cases']:,} cases, {a['pairs']} attribute pairs; {a['pairs_in_macro']} with "
-                 f"≥{settings['vga_min_count']} cases enter the macro"))
+                 f"≥{min_count} cases enter the macro"))
     parts = []
-    for name in ("coco", "flickr"):
-        seeds = sorted((bench / "order" / name).glob("seed*.json"))
+    for name in ("coco_order", "flickr_order"):
+        folder = Path(inputs[f"{name}_options"])
+        seeds = sorted(folder.glob("seed*.json"))
         if not seeds:
-            raise FileNotFoundError(f"{bench / 'order' / name}: no seed*.json order files")
+            raise FileNotFoundError(f"{folder}: no seed*.json order files")
         cases = read_json(seeds[0])
         n_opts = {len(c["caption_options"]) for c in cases}
-        parts.append(f"{name}: {len(cases):,} cases × {len(seeds)} seeds, {'/'.join(map(str, sorted(n_opts)))} "
-                     "options (original + 4 perturbations)")
+        parts.append(f"{name.split('_')[0]}: {len(cases):,} cases × {len(seeds)} seeds, "
+                     f"{'/'.join(map(str, sorted(n_opts)))} options (original + 4 perturbations)")
     rows.append(("ARO-D3", "COCO-Order / Flickr30k-Order twins", "data/benchmarks/order/", "; ".join(parts)))
     negatives = read_json(mined / "negatives.json")
     per_caption = [len(n) for img in negatives for n in img]

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..benchmarks.retrieval import metric_key as retrieval_key
 from .aro import (
     DATASET_LABEL,
     IMAGE_STRATEGY_LABELS,
@@ -77,7 +78,7 @@ def figure2(summ: pd.DataFrame) -> plt.Figure:
             for j, m in enumerate(METHOD_ORDER):
                 ys, es = [], []
                 for strategy in labels:
-                    key = f"retrieval/{ds}/{strategy}/i2t/recall_at_1"
+                    key = retrieval_key(ds, strategy, "i2t/recall_at_1")
                     y, e = value(summ, m, key), value(summ, m, key, "std")
                     if e != e or e == 0:
                         e = value(summ, m, key + "_std")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..benchmarks.retrieval import metric_key as retrieval_key
 from .collect import METHOD_LABEL, per_seed
 
 WEAK_MAX = 0.65
@@ -101,8 +102,8 @@ def aro_claims(long: pd.DataFrame, chance_r1: dict[str, float]) -> list[Claim]:
               "order task shows the model cannot tell the original from its shuffles.",
               "CLIP COCO text R@1 0.503 -> 0.341 (shuffle all words, Table 3); COCO-Order 0.46 (Table 5)")
     for ds in ("coco", "flickr30k"):
-        none = f"retrieval/{ds}/none/i2t/recall_at_1"
-        shuf = f"retrieval/{ds}/shuffle_all_words/i2t/recall_at_1"
+        none = retrieval_key(ds, "none", "i2t/recall_at_1")
+        shuf = retrieval_key(ds, "shuffle_all_words", "i2t/recall_at_1")
         b.conditions.append(_ratio(long, "clip", shuf, none, SURVIVES_RATIO, f"{ds} i2t R@1 shuffled/unshuffled"))
         b.conditions.append(_at_least(long, "clip", shuf, ABOVE_CHANCE_FACTOR * chance_r1[ds],
                                       f"{ds} i2t R@1 on shuffled captions (10x chance)"))
@@ -118,7 +119,7 @@ def aro_claims(long: pd.DataFrame, chance_r1: dict[str, float]) -> list[Claim]:
         d.conditions.append(_margin(long, "negclip", "clip", f"zeroshot/{task}/acc", -FEW_POINTS, f"{task} zero-shot"))
     for ds in ("coco", "flickr30k"):
         for direction in ("i2t", "t2i"):
-            d.conditions.append(_margin(long, "negclip", "clip", f"retrieval/{ds}/none/{direction}/recall_at_1",
+            d.conditions.append(_margin(long, "negclip", "clip", retrieval_key(ds, "none", f"{direction}/recall_at_1"),
                                         -FEW_POINTS, f"{ds} {direction} R@1"))
     return [a, b, c, d]
 

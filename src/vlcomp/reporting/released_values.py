@@ -78,6 +78,10 @@ KEY_PREFIX: dict[str, str] = {
     "ccneg": "ccneg/",
     "replace": "hardpos/replace",  # hardpos/replace/..., hardpos/replace_att/..., hardpos/replace_rel/...
     "swap": "hardpos/swap/",
+    "crepe_negate": "crepe/negate/",
+    "zeroshot_aro": "zeroshot/",
+    "zeroshot_conclip": "zeroshot/conclip/",
+    "zeroshot_elevater": "zeroshot/elevater/",
 }
 DELTA_SUFFIX = "/delta"
 NOTE_SEPARATOR = " | "

@@ -23,7 +23,13 @@ import math
 
 import numpy as np
 
+from ..formats.aro import write_vg
+from ..io import write_json
+from ..seeding import np_rng
+from ..world.concepts import RELATIONS, SYMMETRIC_RELATIONS
 from ..world.scene import Obj, Scene
+from . import TWINS, TwinContext, TwinResult, option
+from .images import image_file_name, write_pngs
 
 MIN_BOX_FRACTION = 0.25
 ATTRIBUTE_KINDS = ("colour", "size", "material", "state")
@@ -69,8 +75,6 @@ def build_vg_relation(scenes: list[Scene], image_size: int, rng: np.random.Gener
 
 def _relation_axis(rel: str) -> str:
     """Converse relations share an axis, so only one direction of a related pair becomes a case."""
-    from ..world.concepts import RELATIONS
-
     conv = RELATIONS[rel].converse or rel
     return min(rel, conv)
 
@@ -107,3 +111,43 @@ def crop(image: np.ndarray, rec: dict) -> np.ndarray:
     """Crop uint8 [H, W, 3] to the record's box (x..x+w, y..y+h), as ARO does before preprocessing."""
     x, y, w, h = rec["bbox_x"], rec["bbox_y"], rec["bbox_w"], rec["bbox_h"]
     return image[y : y + h, x : x + w]
+
+
+# --------------------------------------------------------------------------- the registered twin
+VG_SPLIT = "vg_test"
+
+
+@TWINS.register("aro")
+def build_aro(ctx: TwinContext) -> TwinResult:
+    """ARO's VG-Relation / VG-Attribution files over the ``vg_test`` scenes, in ARO's released layout
+    (``visual_genome_relation.json``, ``visual_genome_attribution.json``; ``image_path`` is the PNG's name in
+    ``aro/images``), the relations left out of the VG-R macro (the world's symmetric ones; ARO's notebook keeps a
+    157-name list for real VG) and the relation groups of Table 2 (``spatial`` / ``verbs``). The case generators
+    keep the seeding keys of the first toy pipeline, so the cases are the same draws."""
+    split = ctx.split(VG_SPLIT)
+    scenes = split.scenes()
+    names = [image_file_name(sc.image_id) for sc in scenes]
+    size = ctx.wcfg.image_size
+    vgr = build_vg_relation(scenes, size, np_rng(ctx.seed, "benchmarks", "vg_relation"))
+    vga = build_vg_attribution(scenes, size, np_rng(ctx.seed, "benchmarks", "vg_attribution"))
+    file_of = dict(zip((sc.image_id for sc in scenes), names, strict=True))
+    for rec in (*vgr, *vga):
+        rec["image_path"] = file_of[rec["image_path"]]
+    write_pngs(ctx.folder("images"), split.images, names)
+    root = ctx.folder()
+    write_vg(root / "visual_genome_relation.json", vgr, "relation")
+    write_vg(root / "visual_genome_attribution.json", vga, "attribution")
+    (root / "symmetric_relations.txt").write_text(
+        "# relations excluded from the VG-Relation macro (the toy world's symmetric relations)\n"
+        + "\n".join(SYMMETRIC_RELATIONS) + "\n")
+    write_json(root / "relation_groups.json", {p: ("verbs" if r.group == "verb" else "spatial")
+                                               for p, r in RELATIONS.items() if not r.symmetric})
+    min_count = option(ctx.options, "vga_min_count", 25, "aro", minimum=1)
+    return TwinResult(
+        inputs={"aro_vg_relation": ctx.rel(root / "visual_genome_relation.json"),
+                "aro_vg_attribution": ctx.rel(root / "visual_genome_attribution.json"),
+                "aro_images": ctx.rel(root / "images"),
+                "aro_relation_exclusions": ctx.rel(root / "symmetric_relations.txt"),
+                "aro_relation_groups": ctx.rel(root / "relation_groups.json"),
+                "aro_vga_min_count": min_count},
+        counts={"vg_relation/n_cases": len(vgr), "vg_attribution/n_cases": len(vga), "aro/n_images": len(names)})

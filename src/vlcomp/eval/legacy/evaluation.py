@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .eval.toy_suite import BENCHMARKS, EvalContext
+from .toy_suite import BENCHMARKS, EvalContext
 
 
 def evaluate_model(ctx: EvalContext, names: list[str] | None = None) -> dict[str, pd.DataFrame]:

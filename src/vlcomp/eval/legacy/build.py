@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import write_json, write_npy
-from ..seeding import np_rng
-from ..text.perturb import TextShuffler
-from ..text.preprocess import pre_caption
-from ..world import Split
-from ..world.concepts import RELATIONS, SYMMETRIC_RELATIONS
-from ..world.scene import WorldConfig
-from .aro_vg import build_vg_attribution, build_vg_relation
+from ...io import write_json, write_npy
+from ...seeding import np_rng
+from ...text.perturb import TextShuffler
+from ...text.preprocess import pre_caption
+from ...twins.aro_vg import build_vg_attribution, build_vg_relation
+from ...world import Split
+from ...world.concepts import RELATIONS, SYMMETRIC_RELATIONS
+from ...world.scene import WorldConfig
 from .zeroshot import TEMPLATES, ZEROSHOT_TASKS, build_zeroshot
 
 TEXT_STRATEGIES = ("shuffle_nouns_and_adj", "shuffle_all_words", "shuffle_allbut_nouns_and_adj",

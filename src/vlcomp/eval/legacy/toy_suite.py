@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..io import read_json, read_npy
-from ..metrics.aro import (
+from ...io import read_json, read_npy
+from ...metrics.aro import (
     ORDER_CORRECT_INDEX,
     ORDER_TIE_RULE,
     VG_ATTRIBUTION_MIN_COUNT,
@@ -28,15 +28,15 @@ from ..metrics.aro import (
     macro_accuracy,
     pick_correct,
 )
-from ..metrics.retrieval import retrieval_hits
-from ..metrics.stats import mean_std
-from ..models.encode import encode_images, encode_texts
-from ..perturb_image import IMAGE_PERTURBATIONS
-from ..registry import Registry
-from ..seeding import np_rng, torch_gen
-from ..twins.aro_vg import crop
-from ..twins.build import IMAGE_STRATEGIES, RETRIEVAL_SPLITS, TEXT_STRATEGIES, VG_SPLIT
-from ..world import Split
+from ...metrics.retrieval import retrieval_hits
+from ...metrics.stats import mean_std
+from ...models.encode import encode_images, encode_texts
+from ...perturb_image import IMAGE_PERTURBATIONS
+from ...registry import Registry
+from ...seeding import np_rng, torch_gen
+from ...twins.aro_vg import crop
+from ...world import Split
+from .build import IMAGE_STRATEGIES, RETRIEVAL_SPLITS, TEXT_STRATEGIES, VG_SPLIT
 
 
 @dataclass

@@ -1,0 +1,283 @@
+"""Toy twin of the Hard Positives benchmarks REPLACE and SWAP (Kamath et al., ECCV 2024; hard_positives catalog
+§2.2-2.4, refcode catalog §3.2), written as the authors release them: ``data/<file>`` holds ``(c, c_n)`` and
+``swapped_data/<file>`` holds ``(c_p, c_n)``, aligned row by row (:mod:`vlcomp.formats.hardpos`).
+
+Layout under ``<benchmarks dir>/hardpos`` (the manifest input ``hard_positives_dir``)::
+
+    data/vl_checklist_attributes.json      swapped_data/vl_checklist_attributes.json     REPLACE attributes
+    data/vl_checklist_relations.json       swapped_data/vl_checklist_relations.json      REPLACE relations
+    data/visual_genome_attribution.json    swapped_data/visual_genome_attribution.json   SWAP
+    data/VG_100K/<vg_test_000123>.png                                                    REPLACE images, whole
+
+**REPLACE** stands for the VL-CheckList Visual Genome Attribute / Relation items with a hand-written hard
+positive. From ``vg_test`` scenes:
+
+- attributes: ``c`` names one object with one attribute in VL-CheckList's region-phrase style, "large red
+  circle"; ``c_n`` replaces that attribute so the phrase is false ("small red circle", checked on the scene
+  graph: no small red circle); ``c_p`` replaces it with its synonym from :data:`HARD_POSITIVE_MAP` ("big red
+  circle", checked true);
+- relations: ``c`` is one relation of the scene graph, "red circle to the left of blue square"; ``c_n`` replaces
+  the relation with one that does not hold for that pair ("red circle above blue square"); ``c_p`` is the
+  converse paraphrase with the arguments swapped ("blue square to the right of red circle", checked true).
+
+Paper rules applied: one fixed replacement per word (§2.2 step 2; :data:`HARD_POSITIVE_MAP`, words of the closed
+vocabulary only), samples without a replacement are discarded (step 3: "pointing at" has no converse), images
+are whole (``image_path`` = ``data/VG_100K/<file>.png`` relative to the twin root, as the released
+``data/VG_100K/<id>.jpg``; ``image_id`` = the scene id). Every caption is re-checked on the exact scene graph:
+``c`` and ``c_p`` true, ``c_n`` false (candidates failing a check are dropped).
+
+**SWAP** stands for ARO's VG-Attribution with a hard positive. Its ``data/`` file *is* the VG-Attribution twin:
+:func:`vlcomp.twins.aro_vg.build_vg_attribution` on the ``vg_test`` scenes with the generator of the ARO twin
+(``np_rng(seed, "benchmarks", "vg_attribution")``), ``image_path`` = :func:`vlcomp.twins.images.image_file_name`
+of the scene, i.e. relative to the ARO twin's ``aro/images`` (which the ARO twin writes and puts in the manifest
+as ``aro_images``; this twin writes neither). ``c_p`` follows the paper's rule: the two "the ATTR OBJ" phrases
+around "and" in the other order, each object keeping its attribute (:func:`swap_positive`), checked true.
+
+AMBIGUOUS choices (the paper or the toy world leaves them open):
+
+- The converse paraphrase stands for the paper's relation synonyms ("behind" -> "to the rear of"): the
+  vocabulary has no relation synonyms, and its converses are exact ("to the left of" <-> "to the right of"
+  with subject and object swapped). For the symmetric "next to" the converse is "next to" with the arguments
+  swapped (the paper maps "next to" -> "near"; the world never states "near", so a model never saw it).
+- One negative per true caption (VL-CheckList has one NEG per item; the paper repeats a ``c`` with several
+  ``c_n`` only because VL-CheckList does). A relation negative is drawn among the relations that do not hold for
+  the pair, of the same group (spatial / verb, as VL-CheckList's spatial and action files) when one exists, else
+  of any group; the symmetric "next to" / "near" are never negatives (whether "next to" holds for overlapping
+  shapes is not decided by the scene graph).
+- One caption per related pair and relation axis, its direction drawn from the seeded generator (VG annotates
+  a relation once; its converse is the hard positive).
+- Sizes: :data:`DEFAULTS` keep the paper's relations : attributes ratio (16,868 : 10,575 ~ 1.6), so the pooled
+  REPLACE weighs the parts as the paper does. The swapped SWAP file keeps ``attributes`` in the data order (the
+  released SWAP files were not available).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..formats import hardpos as hp_format
+from ..formats.hardpos import HardPositiveCase
+from ..seeding import np_rng
+from ..world.concepts import RELATIONS
+from ..world.scene import Obj, Scene
+from . import TWINS, TwinContext, TwinResult, option
+from .aro_vg import build_vg_attribution
+from .images import image_file_name, write_png
+
+SPLIT = "vg_test"
+REPLACE_PARTS = ("replace_att", "replace_rel")
+#: Where the REPLACE images go, relative to the twin root (the released ``data/VG_100K/<id>.jpg``).
+IMAGE_DIR = "data/VG_100K"
+
+#: The one fixed hard-positive map (paper §2.2 step 2: one hand-written replacement per word, across senses).
+#: ``attributes``: word -> synonym (the vocabulary's synonyms, ``world/concepts.py`` SYNONYMS).
+#: ``relations``: phrase -> converse, used with subject and object **swapped** ("A to the left of B" ->
+#: "B to the right of A"; ``world/concepts.py`` RELATIONS). Only words of the closed vocabulary.
+HARD_POSITIVE_MAP: dict[str, dict[str, str]] = {
+    "attributes": {"large": "big", "small": "little"},
+    "relations": {
+        "to the left of": "to the right of", "to the right of": "to the left of",
+        "above": "below", "below": "above",
+        "in front of": "behind", "behind": "in front of",
+        "inside": "surrounding", "surrounding": "inside",
+        "covering": "covered by", "covered by": "covering",
+        "next to": "next to",
+    },
+}
+
+#: Relations a REPLACE negative may use: never the symmetric ones (see the module docstring).
+NEGATIVE_RELATIONS: tuple[str, ...] = tuple(p for p, r in RELATIONS.items() if not r.symmetric)
+
+#: Parts of the paper the toy world cannot express (the report lists them).
+NOT_EXPRESSIBLE: tuple[tuple[str, str], ...] = (
+    ("replace_att/colour", "no colour synonym in the closed vocabulary (the paper maps white -> ivory, ...)"),
+    ("replace_att/material", "no synonym for plain / striped / dotted (the paper dropped material too)"),
+    ("replace_att/state", "no synonym for solid / hollow in the closed vocabulary"),
+    ("replace_att/action", "the world has no intransitive verbs (standing, walking, ...)"),
+    ("replace_rel/pointing at", "no converse or synonym in the vocabulary: discarded, as paper rule 3 does"),
+    ("replace_rel/near", "never in a scene graph, so neither checkable nor seen in training captions"),
+)
+
+#: Default sizes (``benchmarks.twins.hardpos`` in params.yaml). SWAP has no size: it is the whole VG-A twin.
+DEFAULTS = {"replace_att_items": 500, "replace_rel_items": 800}
+ARTICLES = frozenset({"the", "a", "an"})
+_CANONICAL = {syn: word for word, syn in HARD_POSITIVE_MAP["attributes"].items()}
+
+
+# --------------------------------------------------------------------------------- checking on the scene graph
+
+
+def _matches(o: Obj, words: Sequence[str]) -> bool:
+    *attrs, shape = [w for w in words if w not in ARTICLES]
+    values = set(o.attributes().values())
+    return o.shape == shape and all(_CANONICAL.get(a, a) in values for a in attrs)
+
+
+def phrase_holds(scene: Scene, phrase: str) -> bool:
+    """Some object of the scene is what the noun phrase says ("big red circle": a large red circle)."""
+    return any(_matches(o, phrase.split()) for o in scene.objects)
+
+
+def _split_relation(caption: str) -> tuple[str, str, str] | None:
+    """(subject phrase, relation, object phrase) of a "<np> <relation> <np>" caption, longest relation first."""
+    padded = f" {caption} "
+    for rel in sorted(RELATIONS, key=len, reverse=True):
+        if f" {rel} " in padded:
+            subj, obj = padded.split(f" {rel} ", 1)
+            return subj.strip(), rel, obj.strip()
+    return None
+
+
+def caption_holds(scene: Scene, caption: str) -> bool:
+    """Whether a twin caption is true of the scene graph: "<np> and <np>" (both objects exist), "<np> <relation>
+    <np>" (the relation holds between the two objects) or a noun phrase."""
+    if " and " in caption:
+        return all(phrase_holds(scene, p) for p in caption.split(" and "))
+    parts = _split_relation(caption)
+    if parts is None:
+        return phrase_holds(scene, caption)
+    subj, rel, obj = parts
+    facts = set(scene.relations)
+    return any((s.id, rel, o.id) in facts for s in scene.objects if _matches(s, subj.split())
+               for o in scene.objects if _matches(o, obj.split()))
+
+
+def _valid(scene: Scene, c: str, c_n: str, c_p: str) -> bool:
+    return caption_holds(scene, c) and caption_holds(scene, c_p) and not caption_holds(scene, c_n) and c_p != c
+
+
+# ------------------------------------------------------------------------------------------------- REPLACE
+
+
+def attribute_items(scene: Scene) -> list[tuple[str, str, str]]:
+    """``(c, c_n, c_p)`` per object: its size replaced by the other size (false) and by its synonym (true)."""
+    sizes = HARD_POSITIVE_MAP["attributes"]
+    out = []
+    for o in scene.objects:
+        other = next(s for s in sizes if s != o.size)
+        c, c_n, c_p = (f"{w} {o.colour} {o.shape}" for w in (o.size, other, sizes[o.size]))
+        if _valid(scene, c, c_n, c_p):
+            out.append((c, c_n, c_p))
+    return out
+
+
+def _np(o: Obj) -> str:
+    return f"{o.colour} {o.shape}"
+
+
+def relation_items(scene: Scene, rng: np.random.Generator) -> list[tuple[str, str, str]]:
+    """``(c, c_n, c_p)`` per related pair and relation axis: the relation, a relation that does not hold for the
+    pair, and the converse with the arguments swapped."""
+    converses = HARD_POSITIVE_MAP["relations"]
+    facts = [f for f in scene.relations if f[1] in converses]
+    holds = set(scene.relations)
+    seen: set[tuple[int, int, str]] = set()
+    out = []
+    for k in rng.permutation(len(facts)):
+        s, rel, o = facts[k]
+        key = (min(s, o), max(s, o), min(rel, converses[rel]))
+        if key in seen:
+            continue
+        seen.add(key)
+        false = [r for r in NEGATIVE_RELATIONS if r != rel and (s, r, o) not in holds]
+        same_group = [r for r in false if RELATIONS[r].group == RELATIONS[rel].group]
+        pool = same_group or false
+        if not pool:
+            continue
+        neg = pool[rng.integers(len(pool))]
+        a, b = _np(scene.obj(s)), _np(scene.obj(o))
+        c, c_n, c_p = f"{a} {rel} {b}", f"{a} {neg} {b}", f"{b} {converses[rel]} {a}"
+        if _valid(scene, c, c_n, c_p):
+            out.append((c, c_n, c_p))
+    return out
+
+
+def _sample(items: list, n: int, rng: np.random.Generator) -> list:
+    """``n`` items (all when fewer) drawn without replacement, kept in scene order."""
+    idx = np.sort(rng.choice(len(items), size=min(n, len(items)), replace=False))
+    return [items[i] for i in idx]
+
+
+def replace_cases(scenes: Sequence[Scene], n_items: int, part: str, rng: np.random.Generator
+                  ) -> tuple[list[HardPositiveCase], list[int]]:
+    """The cases of one REPLACE part (``replace_att`` / ``replace_rel``) and the scene index of each."""
+    pool = []
+    for i, sc in enumerate(scenes):
+        items = attribute_items(sc) if part == "replace_att" else relation_items(sc, rng)
+        pool += [(i, item) for item in items]
+    chosen = _sample(pool, n_items, rng)
+    cases = [HardPositiveCase(k, f"{IMAGE_DIR}/{image_file_name(scenes[i].image_id)}", c, c_p, c_n,
+                              image_id=scenes[i].image_id) for k, (i, (c, c_n, c_p)) in enumerate(chosen)]
+    return cases, [i for i, _ in chosen]
+
+
+# ---------------------------------------------------------------------------------------------------- SWAP
+
+
+def swap_positive(caption: str) -> str:
+    """The paper's SWAP hard positive: the two "the ATTR OBJ" phrases around "and" in the other order, each
+    object keeping its attribute ("the crouched cat and the open door" -> "the open door and the crouched cat")."""
+    words = caption.split()
+    if len(words) != 7 or words[0] != "the" or words[3:5] != ["and", "the"]:
+        raise ValueError(f"SWAP: caption {caption!r} is not 'the <attr> <object> and the <attr> <object>'")
+    return f"the {words[5]} {words[6]} and the {words[1]} {words[2]}"
+
+
+def swap_records(scenes: Sequence[Scene], image_size: int, seed: int) -> tuple[list[dict], list[str]]:
+    """The VG-Attribution records (exactly the ARO twin's, ``image_path`` as its image file name) and their hard
+    positives, each checked true on its scene."""
+    records = build_vg_attribution(list(scenes), image_size, np_rng(seed, "benchmarks", "vg_attribution"))
+    by_id = {sc.image_id: sc for sc in scenes}
+    positives = []
+    for n, rec in enumerate(records):
+        scene, c_p = by_id[rec["image_path"]], swap_positive(rec["true_caption"])
+        if not _valid(scene, rec["true_caption"], rec["false_caption"], c_p):
+            raise RuntimeError(f"SWAP record {n} ({scene.image_id}): hard positive {c_p!r} or negative "
+                               f"{rec['false_caption']!r} disagrees with the scene graph")
+        rec["image_path"] = image_file_name(scene.image_id)
+        positives.append(c_p)
+    return records, positives
+
+
+# --------------------------------------------------------------------------------------------------- build
+
+
+def _options(options: Mapping[str, Any]) -> dict[str, int]:
+    unknown = sorted(set(options) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"params benchmarks.twins.hardpos: unknown option(s) {unknown}; known: {sorted(DEFAULTS)}")
+    return {k: option(options, k, d, "hardpos", minimum=1) for k, d in DEFAULTS.items()}
+
+
+def _write_images(root: Path, images: np.ndarray, scenes: Sequence[Scene], indices: set[int]) -> None:
+    for i in sorted(indices):
+        write_png(root / IMAGE_DIR / image_file_name(scenes[i].image_id), images[i])
+
+
+@TWINS.register("hardpos")
+def build_hardpos(ctx: TwinContext) -> TwinResult:
+    """REPLACE (attributes, relations) and SWAP pair files under ``<benchmarks>/hardpos``; inputs
+    ``hard_positives_dir`` (SWAP also needs ``aro_images``, which the ARO twin provides)."""
+    opts = _options(ctx.options)
+    split = ctx.split(SPLIT)
+    scenes = split.scenes()
+    root = ctx.folder()
+    used: set[int] = set()
+    counts: dict[str, int] = {}
+    for part in REPLACE_PARTS:
+        cases, scene_idx = replace_cases(scenes, opts[f"{part}_items"], part, ctx.rng(part))
+        if not cases:
+            raise ValueError(f"hardpos twin: no {part} case in {SPLIT} ({len(scenes)} scenes)")
+        hp_format.write_replace(root, part, cases)
+        used |= set(scene_idx)
+        counts[f"{part}/n_cases"] = len(cases)
+    _write_images(root, split.images, scenes, used)
+    counts["replace/n_images"] = len(used)
+    records, positives = swap_records(scenes, ctx.wcfg.image_size, ctx.seed)
+    hp_format.write_swap(root, records, positives)
+    counts["swap/n_cases"] = len(records)
+    return TwinResult(inputs={"hard_positives_dir": ctx.rel(root)}, counts=counts)

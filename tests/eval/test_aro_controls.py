@@ -1,0 +1,87 @@
+"""ARO's wrong-image control and text-swap cosine, and the engine pieces behind them: the derangement, the
+control scores against a one-item loop, the aggregates by hand, identical options tied by their texts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vlcomp.benchmarks.aro import aggregate_vg_attribution, aggregate_vg_relation, derangement
+from vlcomp.eval.engine import ChoiceTask, naive_task, score_task, tie_identical_options
+
+from .helpers import assert_tables_match, toy_scorer, write_image
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 257])
+def test_derangement_is_a_permutation_without_fixed_points(n: int) -> None:
+    for seed in range(20):
+        d = derangement(n, np.random.default_rng(seed))
+        assert sorted(d.tolist()) == list(range(n))
+        assert not np.any(d == np.arange(n))
+
+
+def test_derangement_is_seeded_and_rejects_one_item() -> None:
+    a = derangement(50, np.random.default_rng(4))
+    assert np.array_equal(a, derangement(50, np.random.default_rng(4)))
+    assert derangement(2, np.random.default_rng(0)).tolist() == [1, 0]
+    with pytest.raises(ValueError, match="at least 2"):
+        derangement(1, np.random.default_rng(0))
+
+
+def _relation_table() -> pd.DataFrame:
+    # 'a' (4 cases): own image 3/4, wrong image 1/4; 'b' (2): 1/2 and 2/2; 'c' excluded (1/1 and 0/1)
+    return pd.DataFrame({
+        "relation": ["a"] * 4 + ["b"] * 2 + ["c"], "relation_group": ["spatial"] * 4 + ["verbs"] * 2 + ["spatial"],
+        "correct": [True, True, True, False, True, False, True],
+        "wrong_correct": [True, False, False, False, True, True, False],
+        "tie": [False] * 7, "text_cosine": [0.9, 0.9, 0.9, 0.9, 0.6, 0.6, 0.0], "excluded": [False] * 6 + [True]})
+
+
+def test_vg_relation_controls_by_hand() -> None:
+    out = aggregate_vg_relation({"vg_relation": _relation_table()})
+    assert out["aro/vg_relation/macro_acc"] == pytest.approx((3 / 4 + 1 / 2) / 2)
+    assert out["aro/vg_relation/wrong_image_macro_acc"] == pytest.approx((1 / 4 + 2 / 2) / 2)
+    assert out["aro/vg_relation/text_swap_cosine"] == pytest.approx((4 * 0.9 + 2 * 0.6) / 6)  # excluded left out
+    assert out["aro/vg_relation/spatial_macro_acc"] == pytest.approx(3 / 4)  # groups from the table's column
+    assert out["aro/vg_relation/verbs_macro_acc"] == pytest.approx(1 / 2)
+
+
+def test_vg_attribution_controls_by_hand() -> None:
+    df = pd.DataFrame({"pair": ["red_blue"] * 3 + ["big_small"] * 2 + ["x_y"],
+                       "correct": [True, True, False, True, True, False], "tie": [False] * 6,
+                       "wrong_correct": [True, False, False, False, True, True],
+                       "text_cosine": [1.0, 0.5, 0.0, 0.5, 0.5, 0.5]})
+    out = aggregate_vg_attribution({"vg_attribution": df}, min_count=2)  # x_y has 1 case: dropped
+    assert out["aro/vg_attribution/macro_acc"] == pytest.approx((2 / 3 + 1) / 2)
+    assert out["aro/vg_attribution/wrong_image_macro_acc"] == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert out["aro/vg_attribution/text_swap_cosine"] == pytest.approx(0.5)  # the mean over every case
+
+
+def test_identical_options_tie_by_their_text() -> None:
+    scores = np.array([[0.5, 0.50001, 0.2], [0.1, 0.3, 0.30002]], dtype=np.float32)
+    got = tie_identical_options(scores.copy(), [("a b", "a b", "c"), ("x", "y", "y")])
+    assert got.tolist() == [[0.5, 0.5, scores[0, 2]], [scores[1, 0], scores[1, 1], scores[1, 1]]]
+
+
+def test_controls_and_text_pairs_match_a_one_item_loop(tmp_path) -> None:
+    keys = [str(write_image(tmp_path / f"{i}.png", ids=(i,))) for i in range(4)]
+    caps = [("the red circle", "the blue circle"), ("a star", "a cross"), ("a star", "a star"),
+            ("the heart is above the arrow", "the arrow is above the heart")]
+    from PIL import Image
+
+    task = ChoiceTask(name="t", meta=pd.DataFrame({"i": range(4)}), image_keys=keys, captions=caps,
+                      load_image=lambda k: Image.open(k).convert("RGB"),
+                      finish=lambda m, s, extras=None: {"t": m.assign(s0=s[:, 0], s1=s[:, 1],
+                                                                       w0=extras["wrong"][:, 0],
+                                                                       w1=extras["wrong"][:, 1], cos=extras["cos"])},
+                      controls={"wrong": [keys[j] for j in (1, 2, 3, 0)]}, text_pairs={"cos": (0, 1)})
+    batched, naive = score_task(toy_scorer(), task), naive_task(toy_scorer(), task)
+    assert_tables_match(batched, naive)
+    t = batched["t"]
+    assert t["cos"].iloc[2] == 1.0 and t["s0"].iloc[2] == t["s1"].iloc[2]  # the same caption twice
+    direct = toy_scorer().score_pairs([Image.open(keys[1]).convert("RGB")], [caps[0][0]])  # item 0 on image 1
+    np.testing.assert_allclose(t["w0"].iloc[0], float(direct[0]), atol=1e-5)
+    with pytest.raises(ValueError, match="control 'wrong' has 3 image keys for 4 items"):
+        ChoiceTask(name="t", meta=pd.DataFrame({"i": range(4)}), image_keys=keys, captions=caps,
+                   load_image=None, finish=None, controls={"wrong": keys[:3]})
