@@ -9,8 +9,9 @@ from pathlib import Path
 
 from _common import parser, run
 from vlcomp.config import load_params, section
+from vlcomp.device import resolve_device
 from vlcomp.eval.inputs import read_manifest
-from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks, resolve_device
+from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
 from vlcomp.io import read_json
 from vlcomp.tracking import EVALUATE_EXPERIMENT, git_commit, stage_run
 
@@ -20,7 +21,7 @@ def pipeline_scorer(params: dict, name: str, ckpt: Path):
     if params["profile"] == "paper":
         from vlcomp.paper.evaluate import checkpoint_scorer
 
-        return checkpoint_scorer(name, ckpt, resolve_device(str(section(params, "paper_evaluate.device"))))
+        return checkpoint_scorer(name, ckpt, resolve_device(str(section(params, "paper_evaluate.device")), param="paper_evaluate.device"))
     from vlcomp.models.factory import ModelSpec, create_model
     from vlcomp.models.scorers import toy_scorer
     from vlcomp.text.tokenizer import get_tokenizer

@@ -20,14 +20,15 @@ def main() -> None:
     if params["profile"] != "paper":
         raise ValueError(f"{args.params}: evaluate_released runs in the paper profile only (profile: "
                          f"{params['profile']}); switch with `python -m vlcomp.profile paper`")
+    from vlcomp.device import resolve_device
     from vlcomp.eval.inputs import read_manifest
-    from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks, resolve_device
+    from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
     from vlcomp.models.zoo import build_scorer
 
     spec = section(params, f"paper_models.{args.model}")
     names = evaluation_benchmarks(params)
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
-    device = resolve_device(str(section(params, "paper_evaluate.device")))
+    device = resolve_device(str(section(params, "paper_evaluate.device")), param="paper_evaluate.device")
     scorer = build_scorer(args.model, spec, device=device)
     used = {"model": args.model, "spec": dict(scorer.spec), "benchmarks": names, "device": device}
     with stage_run(f"evaluate_released@{args.model}", experiment=EVALUATE_EXPERIMENT, profile="paper", paper="aro",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from _common import parser, run
 from vlcomp.config import load_params, section
+from vlcomp.device import resolve_device
 from vlcomp.distributed import init_from_env, is_main
 from vlcomp.io import atomic_dir, read_json, write_json, write_training_curve
 from vlcomp.models.factory import save_checkpoint
@@ -23,7 +24,6 @@ from vlcomp.train.finetune import (
     FinetuneData,
     finetune_config,
     finetune_one,
-    resolve_device,
     select_lr,
     with_weights,
 )
@@ -57,7 +57,7 @@ def main() -> None:
             def log(lr, m):
                 tr.log_metrics({f"lr_sweep/{k}": v for k, v in m.items()} | {"lr_sweep/lr": lr})
 
-            result = select_lr(base, data, method, cfg, 0, name, on_result=log, device=resolve_device(cfg.device))
+            result = select_lr(base, data, method, cfg, 0, name, on_result=log, device=resolve_device(cfg.device, param="finetune.device"))
             with atomic_dir(args.out) as tmp:
                 write_json(tmp / "selection.json", result)
             tr.log_metrics({"selected_lr": result["selected_lr"]})
@@ -67,7 +67,7 @@ def main() -> None:
         p.error("--variant needs --lr-dir")
     init_from_env()  # a no-op unless launched by torchrun
     main_rank = is_main()
-    device = resolve_device(cfg.device)
+    device = resolve_device(cfg.device, param="finetune.device")
     ckpt_dir = Path("checkpoints") / f"finetune@{args.variant}"
     variant = variant_config(params, args.variant)
     method = method_config(params, variant.method)

@@ -6,12 +6,13 @@ from pathlib import Path
 
 from _common import parser, run
 from vlcomp.config import build, load_params, section
+from vlcomp.device import resolve_device
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.mining import GENERATORS
 from vlcomp.models.factory import create_model
 from vlcomp.text.nlp import load_spacy
 from vlcomp.tracking import stage_run
-from vlcomp.train.finetune import resolve_device, with_weights
+from vlcomp.train.finetune import with_weights
 from vlcomp.train.recipes import model_spec
 
 
@@ -27,7 +28,7 @@ def main() -> None:
     cfg = build(cfg_cls, section(params, f"mine.{args.generator}"), f"mine.{args.generator}")
     seed = section(params, "base.seed")
     model = create_model(with_weights(model_spec(params), Path(args.base) / "model.pt"))
-    model.to(resolve_device(getattr(cfg, "device", "auto")))  # the paper profile's GPU; a no-op on the CPU
+    model.to(resolve_device(getattr(cfg, "device", "auto"), param="mine.device"))  # the paper profile's GPU; a no-op on the CPU
     nlp = load_spacy(section(params, "nlp.spacy_model"))
     used = {f"mine.{args.generator}": section(params, f"mine.{args.generator}"), "base.seed": seed,
             "nlp.spacy_model": section(params, "nlp.spacy_model")}

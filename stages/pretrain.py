@@ -36,11 +36,11 @@ def main() -> None:
             with atomic_dir(args.out) as tmp:
                 save_checkpoint(model, tmp / "model.pt")
                 write_json(tmp / "history.json", [])
-            if args.plots:
-                write_training_curve(args.plots, [])
                 write_json(tmp / "model.json", {"arch": spec.arch, "tokenizer": spec.tokenizer,
                                                 "context_length": spec.context_length,
                                                 "trained_on": f"resolved: {spec.weights}"})
+            if args.plots:
+                write_training_curve(args.plots, [])
             tr.log_metrics({"pretrain/n_parameters": float(sum(p.numel() for p in model.parameters()))})
         return
     pcfg = dict(section(params, "pretrain"))

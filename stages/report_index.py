@@ -20,7 +20,7 @@ def main() -> None:
     args = p.parse_args()
     from vlcomp.config import load_params
     from vlcomp.eval.run import evaluation_benchmarks
-    from vlcomp.reporting.matrix import write_matrix
+    from vlcomp.reporting.matrix import not_expressible, not_expressible_html, write_matrix
 
     params = load_params(args.params)
     import pandas as pd
@@ -36,6 +36,10 @@ def main() -> None:
             verdicts = ", ".join(f"({c}) {g['claim_held'].iloc[0]}" for c, g in df.groupby("claim"))
         items.append(f'<li><a href="{d.name}/index.html">{html.escape(d.name)}</a>: claims {html.escape(verdicts)}</li>')
     matrix = write_matrix(args.metrics, evaluation_benchmarks(params), args.matrix)
+    left_out = not_expressible()
+    left_out.to_csv(Path(args.matrix) / "not_expressible.csv", index=False)
+    if params["profile"] == "toy":
+        matrix += not_expressible_html(left_out)
     body = ("<!doctype html><html><head><meta charset='utf-8'><title>vlcomp reports</title></head><body>"
             "<h1>vlcomp reports</h1><ul>" + "".join(items) + "</ul>" + matrix + "</body></html>\n")
     with atomic_path(args.out) as tmp:

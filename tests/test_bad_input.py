@@ -108,3 +108,90 @@ def test_stage_exits_cleanly_and_writes_nothing(tmp_path, params):
     assert proc.returncode == 2, proc.stderr
     assert "unknown variant 'nope'" in proc.stderr
     assert not out.exists()
+
+
+# --------------------------------------------------------------------------- the evaluate stage
+
+
+@pytest.fixture(scope="module")
+def eval_workspace(tmp_path_factory):
+    """A tiny world, its ARO + Karpathy twins and manifest (benchmarks stage), a toy checkpoint, a params file."""
+    from vlcomp.eval.inputs import build_benchmarks
+    from vlcomp.models.factory import ModelSpec, create_model, save_checkpoint
+    from vlcomp.world import world_configs
+    from vlcomp.world.generate import generate_world
+
+    root = tmp_path_factory.mktemp("evalws")
+    params = load_params(REPO / "params.yaml")
+    params["benchmarks"] = {"order_seeds": 1, "shuffle_seeds": 1,
+                            "twins": {"aro": {"vga_min_count": 1}, "karpathy": {}}}
+    params["evaluate"] = {"batch_size": 64, "benchmarks": ["vg_relation", "vg_attribution", "coco_retrieval"]}
+    wcfg, ccfg, specs = world_configs(params)
+    style = {s.name: s.style for s in specs}
+    generate_world([SplitSpec(n, k, style[n]) for n, k in (("vg_test", 40), ("coco_test", 8), ("flickr_test", 8))],
+                   wcfg, ccfg, 0, root / "world")
+    (root / "bench").mkdir()
+    build_benchmarks(params, root / "world", root / "bench")
+    ckpt = root / "ckpt"
+    ckpt.mkdir()
+    save_checkpoint(create_model(ModelSpec("toy-vit-p8"), init_seed=0), ckpt / "model.pt")
+    (ckpt / "model.json").write_text(json.dumps({"arch": "toy-vit-p8", "tokenizer": "world", "context_length": 32}))
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return root
+
+
+def _evaluate(ws: Path, bench: Path, out: Path, params: Path | None = None):
+    env = {**os.environ, "VLCOMP_TRACKING": "off", "VLCOMP_THREADS": "1"}
+    return subprocess.run([sys.executable, str(REPO / "stages" / "evaluate.py"), "--params", str(params or ws / "params.yaml"),
+                           "--stage", "evaluate_base", "--model", "clip", "--checkpoint", str(ws / "ckpt"),
+                           "--benchmarks", str(bench), "--out", str(out)], capture_output=True, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_evaluate_stage_bad_inputs_stop_before_scoring_and_keep_the_old_result(eval_workspace, tmp_path):
+    import shutil
+
+    ws = eval_workspace
+    out = tmp_path / "metrics" / "clip"
+    ok = _evaluate(ws, ws / "bench", out)
+    assert ok.returncode == 0, ok.stderr
+    before = (out / "metrics.json").read_bytes()
+    assert json.loads(before)["aro/vg_relation/macro_acc"] >= 0
+
+    # a twin record that does not match its format: the file and the record are named
+    bad = tmp_path / "bench_bad_record"
+    shutil.copytree(ws / "bench", bad)
+    vgr = bad / "aro" / "visual_genome_relation.json"
+    records = json.loads(vgr.read_text())
+    del records[3]["true_caption"]
+    vgr.write_text(json.dumps(records))
+    # a missing image
+    bad_image = tmp_path / "bench_missing_image"
+    shutil.copytree(ws / "bench", bad_image)
+    victim = sorted((bad_image / "karpathy" / "coco_images").iterdir())[2]
+    victim.unlink()
+    # a manifest pointing at a missing file
+    bad_manifest = tmp_path / "bench_missing_file"
+    shutil.copytree(ws / "bench", bad_manifest)
+    m = json.loads((bad_manifest / "manifest.json").read_text())
+    m["inputs"]["aro_vg_attribution"] = "aro/nowhere.json"
+    (bad_manifest / "manifest.json").write_text(json.dumps(m))
+    # an unknown benchmark name in params
+    p = yaml.safe_load((ws / "params.yaml").read_text())
+    p["evaluate"]["benchmarks"] = ["vg_relation", "vg_relashun"]
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(yaml.safe_dump(p))
+
+    cases = [(bad, None, r"visual_genome_relation\.json: record 3: missing field 'true_caption'"),
+             (bad_image, None, rf"image .*{victim.name} not found"),
+             (bad_manifest, None, r"aro_vg_attribution.*nowhere\.json not found"),
+             (ws / "bench", unknown, r"evaluate\.benchmarks: unknown benchmark 'vg_relashun'")]
+    import re
+
+    for bench, params, message in cases:
+        proc = _evaluate(ws, bench, out, params)
+        assert proc.returncode == 2, proc.stderr
+        assert re.search(message, proc.stderr), (message, proc.stderr[-500:])
+        assert "Traceback" not in proc.stderr
+        assert (out / "metrics.json").read_bytes() == before  # nothing partial, nothing lost
+        assert sorted(p.name for p in out.parent.iterdir()) == ["clip"]  # no temp folder left behind

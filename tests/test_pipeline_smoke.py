@@ -41,6 +41,33 @@ def test_smoke_pipeline(tmp_path):
     assert 0 <= metrics["aro/vg_relation/macro_acc"] <= 1
     assert all("@" not in k for k in metrics)
 
+    # every benchmark of every paper, for every model: the same keys, the cross-paper matrix in the index
+    from vlcomp.benchmarks import BENCHMARKS
+    from vlcomp.config import load_params
+
+    names = load_params(work / "params.yaml")["evaluate"]["benchmarks"]
+    assert {"sugarcrepe", "valse", "vlchecklist", "ccneg", "crepe_negate", "replace", "swap", "zeroshot_conclip",
+            "zeroshot_elevater"} <= set(names)
+    keys = [set(json.loads((work / "metrics" / m / "metrics.json").read_text())) for m in models]
+    assert all(k == keys[0] for k in keys)
+    for b in names:
+        assert set(BENCHMARKS.get(b).headline) <= keys[0], b
+    index = (work / "reports" / "index.html").read_text()
+    assert "Every model on every benchmark" in index and "data:image/png;base64," in index
+    assert (work / "reports" / "matrix" / "matrix.csv").stat().st_size > 0
+
+    # DVC-native results: dvc metrics show lists every model's ARO metrics; the training curves are plots
+    shown = subprocess.run(["dvc", "metrics", "show", "--json"], cwd=work, env=env, capture_output=True, text=True,
+                           check=True).stdout
+    data = json.loads(shown)
+    files = next(iter(data.values()))["data"]
+    for m in models:
+        got = files[f"metrics/{m}/metrics.json"]["data"]
+        assert 0 <= got["aro/vg_relation/macro_acc"] <= 1, m
+    plots = subprocess.run(["dvc", "plots", "show", "--json"], cwd=work, env=env, capture_output=True, text=True,
+                           check=True).stdout
+    assert "plots/finetune/negclip-s0.json" in plots and "plots/pretrain.json" in plots
+
     # nothing changed: a second repro runs no stage
     out = subprocess.run(["dvc", "repro"], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
     assert "Running stage" not in out

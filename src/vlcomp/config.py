@@ -92,3 +92,26 @@ def merge_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, An
         return b
 
     return merge(base, overlay, "")
+
+
+def expand_path(value: str, what: str = "", *, strict: bool = True) -> str:
+    """``$VAR`` / ``${VAR}`` and ``~`` expanded: the one expander of every path in params (``paper_inputs``,
+    ``model.weights``, ``paper_models``, ``$VLCOMP_DATA`` ...). With ``strict`` a variable left unset is an error
+    naming ``what`` (the parameter); without it the unexpanded text stays, so the loader's "not found" names it."""
+    import os
+
+    expanded = os.path.expanduser(os.path.expandvars(str(value)))
+    if strict and "$" in expanded:
+        raise ValueError(f"{what or 'path'}={value!r}: environment variable not set ({expanded!r})")
+    return expanded
+
+
+def expand_inputs(value: Any) -> Any:
+    """Every string of a (nested) inputs mapping through :func:`expand_path`, leniently."""
+    if isinstance(value, str):
+        return expand_path(value, strict=False)
+    if isinstance(value, dict):
+        return {k: expand_inputs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_inputs(v) for v in value]
+    return value

@@ -14,13 +14,14 @@ and a sample of them is decoded.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from .config import expand_path
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,7 @@ class Finding:
 def expand(value: str | None) -> Path | None:
     if value in (None, ""):
         return None
-    raw = str(value)
-    expanded = os.path.expandvars(raw)
-    if "$" in expanded:
-        raise ValueError(f"{raw!r}: environment variable not set ({expanded!r})")
-    return Path(expanded).expanduser()
+    return Path(expand_path(str(value), "path"))
 
 
 # ----------------------------------------------------------------------------------------------- validators
@@ -272,7 +269,7 @@ def check_paper_pipeline(params: dict) -> list[Finding]:
         from .train.recipes import model_spec
 
         spec = model_spec(params)
-        weights = os.path.expanduser(os.path.expandvars(spec.weights or ""))
+        weights = expand_path(spec.weights or "", "model.weights", strict=False)
         check_base_spec(spec)
         if weights and is_file_ref(weights) and not Path(weights).is_file():
             out.append(Finding("model", "missing", f"weights file {weights} not found"))

@@ -294,6 +294,34 @@ def swap(root: Path) -> Fixture:
     return Fixture({"hard_positives_dir": str(hp), "aro_images": str(images)}, table, expected)
 
 
+def crepe_negate(root: Path) -> Fixture:
+    from vlcomp.formats.crepe import negate_file, write_crepe_csv
+
+    images, prod = root / "crepe" / "VG_100K", root / "crepe" / "prod_hard_negatives"
+    for i in (30, 31, 32):
+        write_image(images / f"{i}.jpg", ids=(i,))
+
+    def row(image, caption, negs):
+        return {"image_id": image, "x": 2, "y": 1, "width": 20, "height": 10, "caption": caption, "hard_negs": negs}
+
+    negs_a = ["a dog not on a mat", "there is no dog", "a mat not under a dog", "no mat", "a dog on no mat"]
+    negs_b = ["a cat not near a box", "there is no cat", "no box", "a cat near no box", "a box not near a cat"]
+    negs_c = ["a bird not in a tree", "there is no bird", "no tree", "a bird in no tree", "a tree not around a bird"]
+    write_crepe_csv(negate_file(prod, 4), [row(30, "a dog on a mat", negs_a), row(31, "a cat near a box", negs_b)], 4)
+    write_crepe_csv(negate_file(prod, 5), [row(32, "a bird in a tree", negs_c)], 5)
+    table = {(30, "a dog on a mat"): 0.6, **{(30, n): 0.1 * (k + 1) for k, n in enumerate(negs_a)},  # rank 0
+             (31, "a cat near a box"): 0.2, (31, negs_b[2]): 0.5, **{(31, n): 0.1 for n in negs_b if n != negs_b[2]},
+             (32, "a bird in a tree"): 0.3, (32, negs_c[4]): 0.3, **{(32, n): 0.0 for n in negs_c[:4]}}  # a tie
+    inputs = {"crepe_prod_dir": str(prod), "crepe_images": str(images)}
+    p = "crepe/negate"
+    # ranks (ties counted right, CREPE's argsort): 0, 1, 0 -> R@1 2/3; strict ranks 0, 1, 1 -> 1/3; R@3 3/3;
+    # complexity 4: 1/2, complexity 5: 1/1 -> macro 3/4; chance 1/6
+    expected = {f"{p}/acc": 2 / 3, f"{p}/acc_tie_counts_wrong": 1 / 3, f"{p}/recall_at_3": 1.0, f"{p}/macro_acc": 0.75,
+                f"{p}/chance": 1 / 6, f"{p}/n": 3, f"{p}/complexity/4/acc": 0.5, f"{p}/complexity/5/acc": 1.0,
+                f"{p}/complexity/4/n": 2, f"{p}/complexity/5/n": 1}
+    return Fixture(inputs, table, expected)
+
+
 def _as_flickr(f: Fixture, old: str, new: str) -> Fixture:
     """The same fixture under the Flickr30k input names and metric prefix."""
     inputs = {k.replace("coco_karpathy_test", "flickr_karpathy_test").replace("coco_images", "flickr_images"): v
@@ -312,7 +340,7 @@ def flickr_order(root: Path) -> Fixture:
 BUILDERS = {"vg_relation": vg_relation, "vg_attribution": vg_attribution, "coco_order": coco_order,
             "coco_retrieval": coco_retrieval, "flickr_order": flickr_order, "flickr_retrieval": flickr_retrieval,
             "sugarcrepe": sugarcrepe, "valse": valse, "vlchecklist": vlchecklist,
-            "ccneg": ccneg, "replace": replace, "swap": swap}
+            "ccneg": ccneg, "crepe_negate": crepe_negate, "replace": replace, "swap": swap}
 
 
 def build(name: str, root: Path) -> Fixture:

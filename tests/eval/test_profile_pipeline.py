@@ -26,7 +26,7 @@ from .helpers import write_noise
 REPO = Path(__file__).resolve().parents[2]
 REAL_COCO = REPO.parent / "shared" / "real_samples" / "coco_karpathy_test.json"
 BENCHMARKS = ["vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
-              "sugarcrepe", "valse", "vlchecklist", "ccneg", "replace", "swap"]
+              "sugarcrepe", "valse", "vlchecklist", "ccneg", "crepe_negate", "replace", "swap"]
 
 FALLBACK = ["a {a} dog sitting on a {b} couch", "a man riding a {a} bike down the {b} street",
             "two {a} cats laying next to a {b} laptop", "a woman holding a {a} umbrella in the {b} rain",
@@ -74,7 +74,9 @@ def build_fixture(root: Path) -> dict:
     params["paper_inputs"] = inputs
     params["paper_models"] = {"clip": {"family": "openclip", "arch": "toy-vit-p8", "weights": str(base),
                                        "openai_derived": False, "tokenizer": "world"}}
-    params["paper_evaluate"] = {"models": ["clip"], "benchmarks": BENCHMARKS, "device": "cpu"}
+    params["paper_evaluate"] = {"models": ["clip"], "device": "cpu"}
+    params["evaluate"]["benchmarks"] = BENCHMARKS
+    params["benchmarks"].update(order_seeds=2, shuffle_seeds=1)
     return params
 
 

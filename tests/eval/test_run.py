@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from vlcomp.eval.run import evaluate_released, expand_inputs, read_tables
+from vlcomp.config import expand_inputs
+from vlcomp.eval.run import evaluate_released, read_tables
 
 from .formats import merged
 

@@ -34,7 +34,7 @@ ALL = [pytest.param(n, marks=_marks(n)) for n in formats.BUILDERS]
 
 def test_registry_has_every_benchmark():
     released = {"vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
-                "sugarcrepe", "valse", "vlchecklist", "ccneg", "replace", "swap"}
+                "sugarcrepe", "valse", "vlchecklist", "ccneg", "crepe_negate", "replace", "swap"}
     zeroshot = {"zeroshot_aro", "zeroshot_conclip", "zeroshot_elevater"}
     assert released | zeroshot <= set(BENCHMARKS.names())
     assert set(formats.BUILDERS) | {"flickr_order"} == released

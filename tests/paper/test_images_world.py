@@ -1,4 +1,4 @@
-"""Paper profile: real image files decoded on indexing (`vlcomp.paper.images`), the caption-file reader and the
+"""Paper profile: real image files decoded on indexing (`vlcomp.formats.images`), the caption-file reader and the
 world index (`vlcomp.paper.world`), and `vlcomp.world.Split` over an indexed split."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from vlcomp.formats.images import ImageFiles, load_rgb
+from vlcomp.formats.karpathy import read_caption_file
 from vlcomp.formats.records import RecordError
-from vlcomp.paper.images import ImageFiles, load_rgb
 from vlcomp.paper.world import (
     INDEX_FORMAT,
     PaperSplitSpec,
     index_split,
     index_world,
     paper_world_configs,
-    read_caption_file,
     sha256_file,
 )
 from vlcomp.world import Split

@@ -12,9 +12,9 @@ import pytest
 import torch
 from PIL import Image
 
+from vlcomp.eval.inputs import annotation_files, build_manifest
 from vlcomp.models.factory import ModelSpec, create_model, save_checkpoint
 from vlcomp.paper import pretrain
-from vlcomp.eval.inputs import annotation_files, build_manifest
 from vlcomp.paper.evaluate import checkpoint_scorer, checkpoint_spec, evaluation_settings
 from vlcomp.paper.pretrain import check_base_spec, resolve_base
 

@@ -102,7 +102,7 @@ def _per_item_tables() -> dict[str, pd.DataFrame]:
     t["replace"] = pd.DataFrame({"part": list(REPLACE_PARTS) * 2, "orig": True, "aug": [True, False] * 2,
                                  "brittle": False})
     t["swap"] = pd.DataFrame({"part": "swap", "orig": [True, False], "aug": True, "brittle": False})
-    t["crepe_negate"] = pd.DataFrame({"complexity": [4, 4, 12, 12], "n_negatives": 5, "rank": [0, 1, 0, 3],
+    t["crepe_negate"] = pd.DataFrame({"complexity": [4, 5, 12, 12], "n_negatives": 5, "rank": [0, 1, 0, 3],
                                       "rank_tie_counts_wrong": [0, 1, 1, 3]})
     for name, sets in (("zeroshot_aro", ("standard",)), ("zeroshot_conclip", ("standard", "negated")),
                        ("zeroshot_elevater", ("standard",))):

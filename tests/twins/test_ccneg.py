@@ -219,7 +219,7 @@ def test_options_are_checked() -> None:
     assert twin.read_options({}).k_weights == tuple(float(k) for k in twin.PAPER_K_COUNTS)
     for bad, match in [({"n_items": 0}, "n_items"), ({"split": "web"}, "test split"),
                        ({"k_weights": [1, 1]}, "k_weights"), ({"no_prob": 2}, "no_prob"),
-                       ({"bogus": 1}, "unknown options")]:
+                       ({"bogus": 1}, "unknown option")]:
         with pytest.raises(ValueError, match=match):
             twin.read_options(bad)
 

@@ -290,7 +290,7 @@ def test_options_are_checked() -> None:
     assert twin.read_options({}).complexities == crepe_ds.COMPLEXITIES
     for bad, match in [({"complexities": [3]}, "complexities"), ({"complexities": [4, 4]}, "complexities"),
                        ({"n_items": 2, "complexities": [4, 5, 6]}, "fewer than"), ({"split": "web"}, "test split"),
-                       ({"n_negatives": 0}, "n_negatives"), ({"x": 1}, "unknown options")]:
+                       ({"n_negatives": 0}, "n_negatives"), ({"x": 1}, "unknown option")]:
         with pytest.raises(ValueError, match=match):
             twin.read_options(bad)
 

@@ -130,10 +130,10 @@ def build_benchmarks(params: Mapping[str, Any], world: str | Path, out: Path,
     ``benchmarks.twins`` (toy) or ``paper_inputs`` (paper), the materialised ARO perturbations, the checked
     manifest (written to ``out/manifest.json`` and returned). ``names`` defaults to ``evaluate.benchmarks``."""
     from ..benchmarks.materialise import materialise
-    from ..config import build, section
+    from ..config import build, expand_inputs, section
     from ..io import write_json
     from ..text.perturb import TextShuffler
-    from .run import evaluation_benchmarks, expand_inputs
+    from .run import evaluation_benchmarks
 
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
     names = list(names) if names is not None else evaluation_benchmarks(params)

@@ -10,7 +10,6 @@ complete one. Each model is one MLflow run (experiment ``paper-evaluate``, tag `
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,21 +18,11 @@ from typing import Any
 import pandas as pd
 
 from ..benchmarks.registry import aggregate_tables, run_benchmarks
+from ..config import expand_inputs
+from ..device import resolve_device
 from ..io import atomic_dir, write_json
 
 log = logging.getLogger(__name__)
-
-
-def expand_inputs(value: Any) -> Any:
-    """``$VAR`` and ``~`` expanded in every string of ``paper_inputs`` (an unset variable stays visible, so the
-    loader's "not found" error names it)."""
-    if isinstance(value, str):
-        return os.path.expanduser(os.path.expandvars(value))
-    if isinstance(value, Mapping):
-        return {k: expand_inputs(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [expand_inputs(v) for v in value]
-    return value
 
 
 def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,16 +44,6 @@ def evaluation_benchmarks(params: Mapping[str, Any]) -> list[str]:
     except ValueError as e:
         raise ValueError(f"params evaluate.benchmarks: {e}") from None
     return list(names)
-
-
-def resolve_device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"paper_evaluate.device={device!r}: CUDA is not available on this machine")
-    return device
 
 
 def write_tables(out: Path, tables: Mapping[str, pd.DataFrame]) -> None:
@@ -96,7 +75,7 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
         raise ValueError("paper_evaluate.models must name at least one model")
     specs = params.get("paper_models") or {}
     inputs = evaluation_inputs(params)
-    device = resolve_device(str(settings.get("device", "auto")))
+    device = resolve_device(str(settings.get("device", "auto")), param="paper_evaluate.device")
     results = {}
     for name in models:
         if scorers is not None and name in scorers:

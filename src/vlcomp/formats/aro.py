@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .records import RecordError, field, number, open_image, read_json_strict, text, where
+from .records import RecordError, field, listed_records, number, open_image, text, where
 
 #: Index of the correct caption in ``VGCase.caption_options`` (ARO's ``[false, true]`` order).
 CORRECT_OPTION = 1
@@ -69,12 +69,7 @@ def load_vg(path: str | Path, kind: str) -> list[VGCase]:
     if kind not in ("relation", "attribution"):
         raise ValueError(f"kind must be 'relation' or 'attribution', got {kind!r}")
     path = Path(path)
-    data = read_json_strict(path)
-    if not isinstance(data, list):
-        raise RecordError(f"{path}: expected a JSON list of cases, got {type(data).__name__}")
-    if not data:
-        raise RecordError(f"{path}: no cases")
-    return [_case(rec, i, path, kind) for i, rec in enumerate(data)]
+    return [_case(rec, i, path, kind) for i, rec in enumerate(listed_records(path))]
 
 
 def load_exclusions(path: str | Path) -> frozenset[str]:

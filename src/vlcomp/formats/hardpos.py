@@ -49,7 +49,7 @@ import numpy as np
 
 from ..io import write_json
 from .aro import VGCase, load_vg
-from .records import RecordError, field, open_image, read_json_strict, text, where
+from .records import RecordError, field, listed_records, open_image, text, where
 
 #: ``run_eval.py`` dataset name -> (file name, loader kind) under ``data/`` and ``swapped_data/``.
 BENCHMARKS: dict[str, tuple[str, str]] = {
@@ -81,11 +81,7 @@ class HardPositiveCase:
 
 
 def _replace_rows(path: Path) -> list[tuple[str, str, str, str]]:
-    data = read_json_strict(path)
-    if not isinstance(data, list):
-        raise RecordError(f"{path}: expected a JSON list of cases, got {type(data).__name__}")
-    if not data:
-        raise RecordError(f"{path}: no cases")
+    data = listed_records(path)
     rows = []
     for i, rec in enumerate(data):
         at = where(path, i)

@@ -139,6 +139,17 @@ def open_image(path: str | Path, at: str):
         raise RecordError(f"{at}: image {path} is corrupt or not an image ({type(e).__name__}: {e})") from None
 
 
+def listed_records(path: str | Path, what: str = "cases") -> list[Any]:
+    """A file holding one JSON list of records (named by position), non-empty."""
+    path = Path(path)
+    data = read_json_strict(path)
+    if not isinstance(data, list):
+        raise RecordError(f"{path}: expected a JSON list of {what}, got {type(data).__name__}")
+    if not data:
+        raise RecordError(f"{path}: no {what}")
+    return data
+
+
 def keyed_records(path: str | Path, what: str) -> dict[str, Any]:
     """A file holding one JSON object keyed by case id (duplicate ids refused by :func:`read_json_strict`)."""
     path = Path(path)

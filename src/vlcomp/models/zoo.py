@@ -99,6 +99,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from ..config import expand_path
 from ..registry import Registry
 from .factory import OPENAI_MEAN, OPENAI_STD, register_toy_configs
 from .scorers import ImageTextScorer, OpenClipScorer
@@ -169,11 +170,7 @@ def is_file_ref(weights: str) -> bool:
 
 
 def _expand_path(name: str, key: str, value: str) -> str:
-    expanded = os.path.expandvars(value)
-    if "$" in expanded:
-        raise ValueError(f"model {name!r}: key {key!r}={value!r}: environment variable not set "
-                         f"({expanded!r})")
-    return str(Path(expanded).expanduser())
+    return expand_path(value, f"model {name!r}: key {key!r}")
 
 
 def check_spec(name: str, spec: Mapping[str, Any]) -> tuple[Family, dict[str, Any]]:

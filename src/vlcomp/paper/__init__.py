@@ -1,10 +1,7 @@
 """The paper profile's stage logic: the same stages as the toy profile, on real weights and data.
 
-- :mod:`.images` — lazy, decoded-on-demand image arrays over real image files (what the train loop, the miners
-  and the encoders index, in place of the toy world's ``images.npy``);
 - :mod:`.world` — stage ``world``: index the real caption files (COCO / Flickr30k Karpathy) and their images;
 - :mod:`.pretrain` — stage ``pretrain``: resolve the pretrained base weights (OpenAI ViT-B/32) instead of training;
-- :mod:`.benchmarks` — stage ``benchmarks``: load and validate every released benchmark file before GPU time;
 - :mod:`.evaluate` — stages ``evaluate_base``, ``evaluate@<variant>``, ``evaluate_released@<model>``: the
   papers' released-format runners (:mod:`vlcomp.benchmarks`) on a pipeline model or a released checkpoint.
 

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..eval.run import evaluation_benchmarks, evaluation_inputs, resolve_device
+from ..device import resolve_device
+from ..eval.run import evaluation_benchmarks, evaluation_inputs
 from ..io import read_json
 
 
@@ -25,7 +26,7 @@ def evaluation_settings(params: Mapping[str, Any]) -> tuple[list[str], dict[str,
     """``(benchmarks, inputs, device)`` from ``evaluate.benchmarks``, ``paper_inputs`` and ``paper_evaluate``
     (the script path outside DVC; the stages read the benchmarks stage's manifest instead)."""
     settings = params.get("paper_evaluate") or {}
-    return evaluation_benchmarks(params), evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")))
+    return evaluation_benchmarks(params), evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")), param="paper_evaluate.device")
 
 
 def checkpoint_spec(ckpt_dir: str | Path) -> dict[str, Any]:

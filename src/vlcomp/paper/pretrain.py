@@ -47,15 +47,13 @@ def check_base_spec(spec: ModelSpec) -> None:
 
 def expand_weights(spec: ModelSpec) -> ModelSpec:
     """``model.weights`` with ``$VAR`` and ``~`` expanded (an unset variable is an error naming it)."""
-    import os
     from dataclasses import replace
 
     if not spec.weights:
         return spec
-    expanded = os.path.expanduser(os.path.expandvars(spec.weights))
-    if "$" in expanded:
-        raise ValueError(f"model.weights={spec.weights!r}: environment variable not set ({expanded!r})")
-    return replace(spec, weights=expanded)
+    from ..config import expand_path
+
+    return replace(spec, weights=expand_path(spec.weights, "model.weights"))
 
 
 def resolve_base(spec: ModelSpec) -> torch.nn.Module:

@@ -20,7 +20,7 @@ Captions are kept as written (stripped), not ``pre_caption``-cleaned: the NegCLI
 captions; the ARO evaluation loaders clean their own copies. Each split is written as the toy world's split is
 (``<split>/captions.json`` in the Karpathy layout) plus ``<split>/index.json`` (image root, the images in caption
 order, the decode size, the annotation file's SHA-256), which :class:`vlcomp.world.Split` reads lazily through
-:class:`vlcomp.paper.images.ImageFiles`. Every image file is checked to exist before the stage succeeds.
+:class:`vlcomp.formats.images.ImageFiles`. Every image file is checked to exist before the stage succeeds.
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import build
-from ..eval.run import expand_inputs
-from ..formats.records import RecordError, read_json_strict
+from ..config import build, expand_inputs
+from ..formats.karpathy import read_caption_file
 from ..io import sha256_file, write_json
 
 INDEX_FORMAT = "vlcomp-paper-split/1"
@@ -68,42 +67,6 @@ def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dic
         s = build(PaperSplitSpec, dict(spec), f"world.splits.{name}")
         specs[name] = PaperSplitSpec(expand_inputs(s.annotations), expand_inputs(s.images), s.description)
     return build(PaperWorldConfig, w, "world"), specs
-
-
-def read_caption_file(path: str | Path) -> list[dict]:
-    """A Karpathy caption file (either layout) -> ``[{"image": str, "caption": [str, ...]}]``, one per image."""
-    path = Path(path)
-    data = read_json_strict(path)
-    if not isinstance(data, list) or not data:
-        raise RecordError(f"{path}: expected a non-empty JSON list of records")
-    # the layout is the first captioned record's: a later record of the other shape is an error naming it
-    first = next((r for r in data if isinstance(r, dict) and "caption" in r), None)
-    per_caption = first is not None and isinstance(first["caption"], str)
-    grouped: dict[str, list[str]] = {}
-    for i, rec in enumerate(data):
-        at = f"{path}: record {i}"
-        if not isinstance(rec, dict):
-            raise RecordError(f"{at}: expected a JSON object, got {type(rec).__name__}")
-        for key in ("image", "caption"):
-            if key not in rec:
-                raise RecordError(f"{at}: missing field {key!r}")
-        image = rec["image"]
-        if not isinstance(image, str) or not image.strip():
-            raise RecordError(f"{at}: field 'image' must be a non-empty string")
-        if per_caption and not isinstance(rec["caption"], str):
-            raise RecordError(f"{at} ({image}): field 'caption' must be a string (one record per caption, as in "
-                              f"the first record), got {type(rec['caption']).__name__}")
-        caps = [rec["caption"]] if per_caption else rec["caption"]
-        if not isinstance(caps, list) or not caps:
-            raise RecordError(f"{at} ({image}): field 'caption' must be a string or a non-empty list of strings")
-        for j, c in enumerate(caps):
-            if not isinstance(c, str) or not c.strip():
-                raise RecordError(f"{at} ({image}): caption {j} is empty or not a string")
-        if not per_caption and image in grouped:
-            raise RecordError(f"{at}: duplicate image {image!r}")
-        grouped.setdefault(image, []).extend(c.strip() for c in caps)
-    return [{"image": k, "caption": v} for k, v in grouped.items()]
-
 
 
 def read_split(name: str, spec: PaperSplitSpec) -> list[dict]:

@@ -129,3 +129,28 @@ def write_matrix(metrics_dir: str | Path, benchmarks: Sequence[str], out_dir: st
     png = heatmap_png(matrix, columns)
     (out / "matrix.png").write_bytes(png)
     return matrix_html(matrix, columns, png)
+
+
+def not_expressible() -> pd.DataFrame:
+    """What each toy twin leaves out because the world cannot express it (the twin modules' ``NOT_EXPRESSIBLE``)."""
+    import importlib
+    import pkgutil
+
+    from .. import twins
+
+    rows = []
+    for mod in pkgutil.iter_modules(twins.__path__):
+        if mod.name.startswith("_"):
+            continue
+        m = importlib.import_module(f"{twins.__name__}.{mod.name}")
+        rows += [{"twin": mod.name, "part": part, "why": why} for part, why in getattr(m, "NOT_EXPRESSIBLE", ())]
+    return pd.DataFrame(rows, columns=["twin", "part", "why"])
+
+
+def not_expressible_html(df: pd.DataFrame) -> str:
+    body = "".join(f"<tr><td>{html.escape(r.twin)}</td><td>{html.escape(r.part)}</td><td>{html.escape(r.why)}</td></tr>"
+                   for r in df.itertuples())
+    return ("<h2>What the toy twins cannot express</h2><p>Parts of the papers' benchmarks that the toy world has no "
+            "words or scenes for; they are left out of the twins (toy profile only; the paper profile reads the "
+            "released files whole).</p><table border='1' cellspacing='0' cellpadding='3' style='font-size:11px'>"
+            f"<tr><th>twin</th><th>left out</th><th>why</th></tr>{body}</table>")

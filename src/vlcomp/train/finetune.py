@@ -51,15 +51,6 @@ class FinetuneConfig:
                            weight_decay=self.weight_decay)
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` (the local rank's GPU under torchrun) when CUDA is present, else ``cpu``."""
-    if device != "auto":
-        return device
-    if torch.cuda.is_available():
-        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
-    return "cpu"
-
-
 def finetune_config(values: dict) -> FinetuneConfig:
     return build(FinetuneConfig, values, "finetune")
 

@@ -101,6 +101,25 @@ def option(options: Mapping[str, Any], key: str, default: Any, twin: str, *, min
     return value
 
 
+#: The world's test splits, the only ones a twin may read (the training splits are ``web``, ``coco_train/val``).
+TEST_SPLITS = ("vg_test", "coco_test", "flickr_test")
+
+
+def check_known(options: Mapping[str, Any], known, twin: str) -> None:
+    """Refuse an option the twin does not have, naming the parameter (a typo would silently use a default)."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"params benchmarks.twins.{twin}: unknown option(s) {unknown}; known: {sorted(known)}")
+
+
+def test_split(options: Mapping[str, Any], default: str, twin: str) -> str:
+    """``options["split"]`` (default ``default``), which must be a test split."""
+    split = options.get("split", default)
+    if split not in TEST_SPLITS:
+        raise ValueError(f"params benchmarks.twins.{twin}.split={split!r}: must be a test split {TEST_SPLITS}")
+    return split
+
+
 def build_twin(name: str, ctx: TwinContext) -> TwinResult:
     """Build one registered twin (``ctx.name`` is set to ``name``)."""
     _load_all()

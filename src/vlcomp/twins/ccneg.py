@@ -72,10 +72,9 @@ import numpy as np
 
 from ..formats.ccneg import NEGATION_WORDS, ccneg_annotation, released_image_path, write_ccneg
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, option
+from . import TWINS, TwinContext, TwinResult, check_known, option, test_split
 from .images import image_file_name, write_png
 
-TEST_SPLITS = ("vg_test", "coco_test", "flickr_test")
 #: Records per K = 1..5 of the paper's evaluation split (Tables 7-9 summed; conclip catalog §2.1).
 PAPER_K_COUNTS = (16_926, 15_707, 5_450, 1_430, 399)
 MAX_K = len(PAPER_K_COUNTS)
@@ -132,14 +131,10 @@ class CCNegOptions:
 
 def read_options(options: Mapping[str, Any], twin: str = "ccneg") -> CCNegOptions:
     """The twin's options with defaults; a bad value raises ``ValueError`` naming the parameter."""
-    unknown = sorted(set(options) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"params benchmarks.twins.{twin}: unknown options {unknown}; known: {sorted(DEFAULTS)}")
+    check_known(options, DEFAULTS, twin)
     n_items = option(options, "n_items", DEFAULTS["n_items"], twin, minimum=1)
     max_words = option(options, "max_words", DEFAULTS["max_words"], twin, minimum=4)
-    split = options.get("split", DEFAULTS["split"])
-    if split not in TEST_SPLITS:
-        raise ValueError(f"params benchmarks.twins.{twin}.split={split!r}: must be a test split {TEST_SPLITS}")
+    split = test_split(options, DEFAULTS["split"], twin)
     weights = options.get("k_weights", DEFAULTS["k_weights"])
     if (not isinstance(weights, list | tuple) or len(weights) != MAX_K
             or any(isinstance(w, bool) or not isinstance(w, int | float) or w < 0 for w in weights)

@@ -55,8 +55,8 @@ import numpy as np
 
 from ..formats.crepe import COMPLEXITIES, negate_file, write_crepe_csv
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, option
-from .ccneg import TEST_SPLITS, apportion, article
+from . import TWINS, TwinContext, TwinResult, check_known, option, test_split
+from .ccneg import apportion, article
 from .images import write_png
 
 DEFAULTS: dict[str, Any] = {"n_items": 300, "complexities": list(COMPLEXITIES), "n_negatives": 5,
@@ -101,15 +101,11 @@ class CrepeOptions:
 
 
 def read_options(options: Mapping[str, Any], twin: str = "crepe_negate") -> CrepeOptions:
-    unknown = sorted(set(options) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"params benchmarks.twins.{twin}: unknown options {unknown}; known: {sorted(DEFAULTS)}")
+    check_known(options, DEFAULTS, twin)
     n_items = option(options, "n_items", DEFAULTS["n_items"], twin, minimum=1)
     n_negatives = option(options, "n_negatives", DEFAULTS["n_negatives"], twin, minimum=1)
     max_words = option(options, "max_words", DEFAULTS["max_words"], twin, minimum=4)
-    split = options.get("split", DEFAULTS["split"])
-    if split not in TEST_SPLITS:
-        raise ValueError(f"params benchmarks.twins.{twin}.split={split!r}: must be a test split {TEST_SPLITS}")
+    split = test_split(options, DEFAULTS["split"], twin)
     cx = options.get("complexities", DEFAULTS["complexities"])
     if (not isinstance(cx, list | tuple) or not cx or len(set(cx)) != len(cx)
             or any(isinstance(n, bool) or n not in COMPLEXITIES for n in cx)):

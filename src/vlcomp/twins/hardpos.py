@@ -64,7 +64,7 @@ from ..formats.hardpos import HardPositiveCase
 from ..seeding import np_rng
 from ..world.concepts import RELATIONS
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, option
+from . import TWINS, TwinContext, TwinResult, check_known, option
 from .aro_vg import build_vg_attribution
 from .images import image_file_name, write_png
 
@@ -247,9 +247,7 @@ def swap_records(scenes: Sequence[Scene], image_size: int, seed: int) -> tuple[l
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, int]:
-    unknown = sorted(set(options) - set(DEFAULTS))
-    if unknown:
-        raise ValueError(f"params benchmarks.twins.hardpos: unknown option(s) {unknown}; known: {sorted(DEFAULTS)}")
+    check_known(options, DEFAULTS, "hardpos")
     return {k: option(options, k, d, "hardpos", minimum=1) for k, d in DEFAULTS.items()}
 
 

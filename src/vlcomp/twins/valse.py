@@ -81,7 +81,7 @@ from ..world.concepts import COLOURS, RELATIONS, SHAPES
 from ..world.multiples import MAX_OBJECTS, count_matching, sample_multiples_scene
 from ..world.render import render
 from ..world.scene import CONTAINER_SHAPES, Obj, Scene, WorldConfig
-from . import TWINS, TwinContext, TwinResult, option
+from . import TWINS, TwinContext, TwinResult, check_known, option
 from .images import image_file_name, write_png
 
 NAME = "valse"
@@ -554,9 +554,7 @@ def write_twin(ctx: TwinContext, items: Mapping[str, Sequence[Item]]) -> tuple[P
 
 
 def _options(ctx: TwinContext) -> int:
-    unknown = sorted(set(ctx.options) - set(OPTIONS))
-    if unknown:
-        raise ValueError(f"params benchmarks.twins.{NAME}: unknown option(s) {unknown}; known: {list(OPTIONS)}")
+    check_known(ctx.options, OPTIONS, NAME)
     return option(ctx.options, "n_per_instrument", DEFAULT_N, NAME, minimum=1)
 
 

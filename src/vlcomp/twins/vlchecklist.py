@@ -57,7 +57,7 @@ import numpy as np
 from ..formats import vlchecklist as vlc_ds
 from ..world.concepts import COLOURS, MATERIALS, RELATIONS, SHAPES, SIZES, STATES
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, option
+from . import TWINS, TwinContext, TwinResult, check_known, option
 from .images import image_file_name, write_png
 
 NAME = "vlchecklist"
@@ -292,9 +292,7 @@ def build_files(scenes: Sequence[Scene], image_size: int, items_per_file: int,
 def build_vlchecklist(ctx: TwinContext) -> TwinResult:
     """Write the annotation files, the images they use and ``corpus.json``; inputs ``vlchecklist_files`` and
     ``vlchecklist_corpus`` (paths relative to the benchmarks dir)."""
-    unknown = sorted(set(ctx.options) - set(OPTIONS))
-    if unknown:
-        raise ValueError(f"params benchmarks.twins.{NAME}: unknown option(s) {unknown} (known: {list(OPTIONS)})")
+    check_known(ctx.options, OPTIONS, NAME)
     n = option(ctx.options, "items_per_file", DEFAULT_ITEMS_PER_FILE, NAME, minimum=1)
     split = ctx.split(SPLIT)
     scenes = split.scenes()

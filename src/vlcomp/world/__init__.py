@@ -32,7 +32,7 @@ class Split:
     """A split on disk: images (uint8 [N, H, W, 3]), scene graphs and captions, read lazily.
 
     Toy profile: generated ``images.npy`` and ``scenes.jsonl``. Paper profile: ``index.json`` (written by
-    :mod:`vlcomp.paper.world`) points at real image files, decoded on indexing (:class:`vlcomp.paper.images.ImageFiles`);
+    :mod:`vlcomp.paper.world`) points at real image files, decoded on indexing (:class:`vlcomp.formats.images.ImageFiles`);
     a real split has captions but no scene graphs.
     """
 
@@ -51,7 +51,7 @@ class Split:
     @property
     def images(self) -> np.ndarray:
         if self._images is None and self.is_indexed:
-            from ..paper.images import ImageFiles
+            from ..formats.images import ImageFiles
 
             index = read_json(self.dir / "index.json")
             for key in ("image_root", "images", "image_size"):
