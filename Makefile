@@ -32,6 +32,7 @@ test: $(STAMP)             ## unit tests + the pipeline smoke test
 bench: $(STAMP)            ## throughput benchmarks (numbers, not assertions)
 	$(BIN)/python perf/bench_text.py --out perf/results/bench_text.json
 	$(BIN)/python perf/bench_paper_eval.py --out perf/results/bench_paper_eval.json
+	$(BIN)/python perf/bench_twins.py --out perf/results/bench_twins.json
 
 ui: $(STAMP)               ## MLflow UI on http://127.0.0.1:5000
 	$(BIN)/mlflow ui --backend-store-uri $${MLFLOW_TRACKING_URI:-sqlite:///mlflow.db} --host 127.0.0.1 --port 5000

@@ -54,7 +54,9 @@ VG_DATASETS: tuple[str, ...] = ("vg_relation", "vg_attribution")
 VG_R = "aro/vg_relation"
 REL_KEY = re.compile(rf"^{VG_R}/rel/(?P<rel>.+)/acc$")
 
-NOTE_NOT_EVALUATED = "not evaluated in the paper profile (no zero-shot classification runner)"
+NOTE_NOT_EVALUATED = "no benchmark of this workspace scores it"
+#: ARO Table 6's zero-shot datasets (benchmark ``zeroshot_aro``)
+ZEROSHOT_ARO_TASKS = ("cifar10", "cifar100", "imagenet")
 NOTE_MODEL_MISSING = "model not evaluated: no paper-profile metrics folder"
 NOTE_METRIC_MISSING = "metric missing from the model's metrics.json"
 NOTE_NO_PAPER = "no printed value in the ARO paper for this model"
@@ -278,12 +280,13 @@ def first_paper_cell(paper: pd.DataFrame, artifacts: Iterable[str], dataset: str
 
 
 def metric_key(dataset: str, metric: str) -> str | None:
-    """The :mod:`vlcomp.benchmarks` key of a paper CSV (dataset, metric); None for the zero-shot classification
-    datasets, which the paper profile does not evaluate."""
+    """The :mod:`vlcomp.benchmarks` key of a paper CSV (dataset, metric); None for a dataset no benchmark scores."""
     if dataset in VG_DATASETS or dataset in ORDER_METRIC_NAME.values():
         return f"aro/{dataset}/{metric}"
     if dataset in RETRIEVAL_METRIC_NAME.values():
         return f"retrieval/{dataset}/{metric}"
+    if dataset in ZEROSHOT_ARO_TASKS:
+        return f"zeroshot/{dataset}/{metric}"
     return None
 
 
@@ -418,11 +421,12 @@ def x1(report: PaperReport) -> pd.DataFrame:
 
 
 def t6(report: PaperReport) -> pd.DataFrame:
-    """ARO-T6: every row of Table 6. The zero-shot classification rows keep the paper's value and leave the
-    reproduced one empty (no runner in the paper profile)."""
+    """ARO-T6: every row of Table 6, under the one metric key both profiles write. The zero-shot rows are
+    reproduced when ``zeroshot_aro`` ran (image-folder exports of CIFAR10/100 and ImageNet in ``paper_inputs``),
+    else they keep the paper's value with the note that the metric is missing."""
     rows = []
-    for group, task, _toy_key, dataset, metric in T6_ROWS:
-        rows += comparison_rows(report.models, {"group": group, "task": task}, metric_key(dataset, metric),
+    for group, task, key, dataset, metric in T6_ROWS:
+        rows += comparison_rows(report.models, {"group": group, "task": task}, key,
                                 lambda pm, d=dataset, mt=metric: paper_cell(report.paper, "ARO-T6", d, pm, mt))
     return _frame(rows, ("group", "task"))
 
