@@ -217,9 +217,11 @@ def retrieval_matrix_ties(scorer, tasks: list, atol: float = ATOL) -> dict[str, 
 def compare_tables(batched: dict, naive: dict, atol: float = ATOL, matrix_ties: dict | None = None) -> dict:
     """The rule of ``assert_tables_match``, reported instead of asserted: float columns within ``atol`` (rtol
     1e-7, as ``assert_allclose``), every other column identical on the rows that are not near ties. With
-    ``matrix_ties`` (retrieval) also how many differing rows are near ties of the score matrix."""
+    ``matrix_ties`` (retrieval) also how many differing rows are near ties of the score matrix.
+    ``differing_rows_any`` counts rows with any non-float difference, near ties included (REPLACE / SWAP score
+    ``c_n`` twice by construction, so the rule marks every row a near tie and checks none of their decisions)."""
     out = {"decisions_identical": True, "floats_within_atol": True, "max_abs_float_diff": 0.0,
-           "near_tie_rows": 0, "differing_rows": 0, "differences": []}
+           "near_tie_rows": 0, "differing_rows": 0, "differing_rows_any": 0, "differences": []}
     if matrix_ties is not None:
         out["differing_rows_matrix_near_ties"] = 0
     if batched.keys() != naive.keys():
@@ -234,7 +236,7 @@ def compare_tables(batched: dict, naive: dict, atol: float = ATOL, matrix_ties: 
             continue
         near = near_tie_rows(df, atol) | near_tie_rows(ref, atol)
         out["near_tie_rows"] += int(near.sum())
-        bad = np.zeros(len(df), dtype=bool)
+        bad, bad_any = np.zeros(len(df), dtype=bool), np.zeros(len(df), dtype=bool)
         for col in df.columns:
             if pd.api.types.is_float_dtype(df[col]):
                 a, b = df[col].to_numpy(dtype=np.float64), ref[col].to_numpy(dtype=np.float64)
@@ -246,12 +248,15 @@ def compare_tables(batched: dict, naive: dict, atol: float = ATOL, matrix_ties: 
                     out["floats_within_atol"] = False
                     out["differences"].append(f"{t}.{col}: {int((~ok).sum())} values beyond {atol:g}")
             else:
-                diff = ~_same(df[col], ref[col]) & ~near
+                strict = ~_same(df[col], ref[col])
+                bad_any |= strict
+                diff = strict & ~near
                 if diff.any():
                     out["decisions_identical"] = False
                     out["differences"].append(f"{t}.{col}: {int(diff.sum())} rows differ (not near ties)")
                     bad |= diff
         out["differing_rows"] += int(bad.sum())
+        out["differing_rows_any"] += int(bad_any.sum())  # near ties included: what the rule lets through
         if matrix_ties is not None and t in matrix_ties and len(matrix_ties[t]) == len(df):
             out["differing_rows_matrix_near_ties"] += int((bad & matrix_ties[t]).sum())
     return out
