@@ -85,3 +85,40 @@ def test_controls_and_text_pairs_match_a_one_item_loop(tmp_path) -> None:
     with pytest.raises(ValueError, match="control 'wrong' has 3 image keys for 4 items"):
         ChoiceTask(name="t", meta=pd.DataFrame({"i": range(4)}), image_keys=keys, captions=caps,
                    load_image=None, finish=None, controls={"wrong": keys[:3]})
+
+
+def test_image_shuffle_tasks_reuse_the_clean_caption_features(tmp_path) -> None:
+    """An image perturbation leaves the texts alone: a shuffled-image retrieval task after the clean one encodes no
+    caption again (and its scores equal a fresh, uncached run of the perturbed task)."""
+    import torch
+    from PIL import Image
+
+    from vlcomp.eval.engine import FeatureCache, ImagePerturbedScorer, RetrievalTask
+    from vlcomp.perturb_image import IMAGE_PERTURBATIONS
+
+    keys = [str(write_image(tmp_path / f"{i}.png", ids=(i, i + 1))) for i in range(3)]
+    texts = ["a red circle", "a blue square", "a star", "a cross", "a heart", "an arrow"]
+    base = toy_scorer()
+    calls = []
+    real = base.encode_texts
+    base.encode_texts = lambda t: calls.append(len(t)) or real(t)
+    try:
+        def task(view):
+            return RetrievalTask(name="r", image_meta=pd.DataFrame({"i": range(3)}),
+                                 text_meta=pd.DataFrame({"t": range(6)}), image_keys=keys, texts=texts,
+                                 text_to_image=[0, 0, 1, 1, 2, 2], load_image=lambda k: Image.open(k).convert("RGB"),
+                                 finish=lambda im, tm, a, b: {"s": pd.DataFrame(a)}, scorer_view=view)
+
+        def view(s):
+            gen = torch.Generator().manual_seed(0)
+            return ImagePerturbedScorer(s, lambda x: IMAGE_PERTURBATIONS["shuffle_rows_4"](x, gen=gen), "rows")
+
+        cache = FeatureCache(base)
+        score_task(base, [task(None)], cache=cache)
+        n_clean = sum(calls)
+        shared = score_task(base, [task(view)], cache=cache)["s"]
+        assert sum(calls) == n_clean == 6  # the shuffled-image task encoded no caption
+        fresh = score_task(base, [task(view)])["s"]
+        np.testing.assert_allclose(shared.to_numpy(), fresh.to_numpy(), atol=1e-6)
+    finally:
+        base.encode_texts = real

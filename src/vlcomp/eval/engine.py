@@ -627,7 +627,10 @@ def classification_logits(scorer: Any, task: ClassificationTask, options: Engine
 def _run_task(scorer: Any, task: Task, options: EngineOptions, cache: FeatureCache | None,
               naive: bool, k_test: int | None = None) -> dict[str, pd.DataFrame]:
     if task.scorer_view is not None:
-        scorer, cache = task.scorer_view(scorer), None  # perturbed features are not the scorer's own
+        base_cache, scorer = cache, task.scorer_view(scorer)
+        cache = None  # perturbed image features are not the scorer's own
+        if not naive and base_cache is not None and getattr(scorer, "base", None) is base_cache.scorer:
+            cache = FeatureCache(scorer, texts=base_cache.texts)  # an image perturbation leaves texts as they are
     if cache is None and not naive and _kind(scorer) == "dual":
         cache = FeatureCache(scorer)  # within a task: controls and text pairs reuse the task's own features
     if isinstance(task, RetrievalTask):

@@ -132,7 +132,7 @@ def build_task(task: ZeroShotTask, per_class: int, wcfg: WorldConfig,
 
 
 def _build_suite(ctx: TwinContext, suite: str) -> TwinResult:
-    per_class = option(ctx.options, "images_per_class", 20 if suite == "zeroshot_aro" else 8, suite, minimum=1)
+    per_class = option(ctx.options, "images_per_class", 20 if suite == "zeroshot_aro" else 4, suite, minimum=1)
     root = ctx.folder()
     counts = {}
     for name, task in SUITES[suite].items():
