@@ -55,6 +55,7 @@ from vlcomp.eval.engine import (  # noqa: E402
     retrieval_scores,
     score_task,
 )
+from vlcomp.eval.parity import near_tie_rows  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "perf" / "results" / "bench_twins.json"
@@ -166,16 +167,6 @@ def task_counts(tasks: list) -> dict:
     return {"tasks": len(tasks), "items": items, "unique_images": len(images), "unique_captions": len(captions),
             "images_encoded_batched": b_img, "captions_encoded_batched": b_txt,
             "images_encoded_naive": n_img, "captions_encoded_naive": n_txt}
-
-
-def near_tie_rows(df: pd.DataFrame, atol: float) -> np.ndarray:
-    """Rows where two score columns (``score_*``, ``s_*``) lie within ``2 * atol`` (tests/eval/helpers.py)."""
-    cols = [c for c in df.columns if (c.startswith("score_") or c.startswith("s_")) and df[c].dtype.kind == "f"]
-    near = np.zeros(len(df), dtype=bool)
-    for i, a in enumerate(cols):
-        for b in cols[i + 1:]:
-            near |= np.abs(df[a].to_numpy() - df[b].to_numpy()) <= 2 * atol
-    return near
 
 
 def _same(a: pd.Series, b: pd.Series) -> np.ndarray:

@@ -21,6 +21,8 @@ import numpy as np
 import torch
 from PIL import Image
 
+from vlcomp.eval.parity import near_tie_rows
+
 N_IDS = 64  # image ids 0..63; pixel red value = 4 * id + 2
 
 
@@ -171,19 +173,6 @@ class ToyCrossScorer:
 
     def dual_view(self):
         return self._dual
-
-
-def near_tie_rows(df, atol: float) -> np.ndarray:
-    """Rows where two of the table's score columns (``score_*``, ``s_*``) lie within ``2 * atol`` of each other:
-    a decision there depends on float rounding (batch composition, SIMD width), not on the model."""
-    import numpy as np
-
-    cols = [c for c in df.columns if (c.startswith("score_") or c.startswith("s_")) and df[c].dtype.kind == "f"]
-    near = np.zeros(len(df), dtype=bool)
-    for i, a in enumerate(cols):
-        for b in cols[i + 1:]:
-            near |= np.abs(df[a].to_numpy() - df[b].to_numpy()) <= 2 * atol
-    return near
 
 
 def assert_tables_match(batched: dict, naive: dict, atol: float = 1e-5) -> dict:
