@@ -28,9 +28,9 @@ import yaml
 from vlcomp.config import build, load_params, merge_overlay, section
 from vlcomp.eval.inputs import build_benchmarks
 from vlcomp.eval.run import score_benchmarks
+from vlcomp.generators import GENERATORS
 from vlcomp.losses import get_loss
-from vlcomp.mining.negclip import NegClipMineConfig
-from vlcomp.mining.negclip import run as mine_negclip
+from vlcomp.methods import method_config
 from vlcomp.models.factory import create_model, save_checkpoint
 from vlcomp.models.scorers import toy_scorer
 from vlcomp.seeding import derive_seed, np_rng
@@ -40,7 +40,7 @@ from vlcomp.tracking import git_commit
 from vlcomp.train.data import BatchSampler, rows_from_annotations
 from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
 from vlcomp.train.loop import train
-from vlcomp.train.recipes import method_config, model_spec, train_config
+from vlcomp.train.recipes import model_spec, train_config
 from vlcomp.world import Split, world_configs
 from vlcomp.world.generate import generate_world
 
@@ -109,16 +109,16 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     save_checkpoint(base, workdir / "base.pt")
     mined = workdir / "mined"
     mined.mkdir()
-    mcfg = build(NegClipMineConfig, section(params, "mine.negclip"), "mine.negclip")
-    mine_negclip(mcfg, world=world, model=base, nlp=load_spacy(section(params, "nlp.spacy_model")), seed=seed,
+    mcfg = build(GENERATORS.get("negclip").config, section(params, "mine.negclip"), "mine.negclip")
+    GENERATORS.get("negclip").run(mcfg, world=world, model=base, nlp=load_spacy(section(params, "nlp.spacy_model")), seed=seed,
                  out_dir=mined)
     bench = workdir / "bench"
     bench.mkdir()
     build_benchmarks(params, world, bench, EVAL_BENCHMARKS)
     fcfg = finetune_config(section(params, "finetune"))
-    data = FinetuneData(world, mined, fcfg)
     models = {"clip": base}
     for method in ("clip_ft", "negclip"):
+        data = FinetuneData(world, mined, fcfg, method_config(params, method))
         m, _ = finetune_one(with_weights(spec, workdir / "base.pt"), data, method_config(params, method),
                             fcfg.train_config(fcfg.lr_grid[0], fcfg.epochs), 0, f"calib/{method}")
         models[method] = m

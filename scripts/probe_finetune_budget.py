@@ -28,16 +28,17 @@ import torch
 
 from vlcomp.config import build, load_params, section
 from vlcomp.eval.run import score_benchmarks
+from vlcomp.generators.negclip import NegClipMineConfig
+from vlcomp.generators.negclip import run as mine_negclip
 from vlcomp.io import atomic_path, read_json
-from vlcomp.mining.negclip import NegClipMineConfig
-from vlcomp.mining.negclip import run as mine_negclip
+from vlcomp.methods import method_config
 from vlcomp.models.encode import encode_images, encode_texts
 from vlcomp.models.factory import create_model
 from vlcomp.models.scorers import toy_scorer
 from vlcomp.text.nlp import load_spacy
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
-from vlcomp.train.recipes import method_config, model_spec
+from vlcomp.train.recipes import model_spec
 from vlcomp.world import Split, world_configs
 from vlcomp.world.generate import generate_world
 
@@ -117,8 +118,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="vlcomp-budget-") as tmp:
         world, mined = prepare_data(params, args.n_images, Path(tmp))
-        data = FinetuneData(world, mined, fcfg)
         for method in args.methods:
+            data = FinetuneData(world, mined, fcfg, method_config(params, method))
             lr = args.lr or read_json(REPO / "models" / "lr" / method / "selection.json")["selected_lr"]
             t0 = time.time()
             model, _ = finetune_one(with_weights(spec, REPO / "models" / "base" / "model.pt"), data,

@@ -18,6 +18,7 @@ from vlcomp.config import load_params, section
 from vlcomp.device import resolve_device
 from vlcomp.distributed import init_from_env, is_main
 from vlcomp.io import atomic_dir, read_json, write_json, write_training_curve
+from vlcomp.methods import method_config, variant_config
 from vlcomp.models.factory import save_checkpoint
 from vlcomp.tracking import StageRun, stage_run
 from vlcomp.train.finetune import (
@@ -27,7 +28,7 @@ from vlcomp.train.finetune import (
     select_lr,
     with_weights,
 )
-from vlcomp.train.recipes import method_config, model_spec, variant_config
+from vlcomp.train.recipes import model_spec
 
 
 def main() -> None:
@@ -50,7 +51,7 @@ def main() -> None:
     if args.select_lr:
         name = args.select_lr
         method = method_config(params, name)
-        data = FinetuneData(args.world, args.mined, cfg)
+        data = FinetuneData(args.world, args.mined, cfg, method)
         used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}")}
         with stage_run(f"select_lr@{name}", experiment="aro", profile=profile, paper=method.paper, method=name,
                        seed=0, params=used) as tr:
@@ -73,7 +74,7 @@ def main() -> None:
     method = method_config(params, variant.method)
     lr = read_json(Path(args.lr_dir) / "selection.json")["selected_lr"]
     tcfg = cfg.train_config(lr, cfg.epochs)
-    data = FinetuneData(args.world, args.mined, cfg)
+    data = FinetuneData(args.world, args.mined, cfg, method)
     used = {"finetune": section(params, "finetune"), f"methods.{variant.method}": section(params, f"methods.{variant.method}"),
             f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr}
     tracked = (stage_run(f"finetune@{args.variant}", experiment="aro", profile=profile, paper=method.paper,

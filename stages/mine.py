@@ -7,12 +7,11 @@ from pathlib import Path
 from _common import parser, run
 from vlcomp.config import build, load_params, section
 from vlcomp.device import resolve_device
+from vlcomp.generators import GENERATORS, check_written
 from vlcomp.io import atomic_dir, write_json
-from vlcomp.mining import GENERATORS
-from vlcomp.models.factory import create_model
+from vlcomp.models.factory import create_model, with_weights
 from vlcomp.text.nlp import load_spacy
 from vlcomp.tracking import stage_run
-from vlcomp.train.finetune import with_weights
 from vlcomp.train.recipes import model_spec
 
 
@@ -24,8 +23,8 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
-    cfg_cls, generate = GENERATORS.get(args.generator)
-    cfg = build(cfg_cls, section(params, f"mine.{args.generator}"), f"mine.{args.generator}")
+    gen = GENERATORS.get(args.generator)
+    cfg = build(gen.config, section(params, f"mine.{args.generator}"), f"mine.{args.generator}")
     seed = section(params, "base.seed")
     model = create_model(with_weights(model_spec(params), Path(args.base) / "model.pt"))
     model.to(resolve_device(getattr(cfg, "device", "auto"), param="mine.device"))  # the paper profile's GPU; a no-op on the CPU
@@ -35,7 +34,8 @@ def main() -> None:
     with stage_run(f"mine@{args.generator}", experiment="aro", profile=params["profile"], paper="aro",
                    method=args.generator, seed=seed, params=used) as tr:
         with atomic_dir(args.out) as tmp:
-            summary = generate(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp)
+            summary = gen.run(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp)
+            check_written(args.generator, gen, tmp)
             write_json(tmp / "summary.json", summary)
         tr.log_metrics(summary)
 

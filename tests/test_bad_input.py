@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from vlcomp.config import load_params
+from vlcomp.methods import method_config, variant_config
 from vlcomp.train.finetune import finetune_config
-from vlcomp.train.recipes import method_config, variant_config
 from vlcomp.world import Split
 from vlcomp.world.captions import CaptionConfig
 from vlcomp.world.generate import SplitSpec, generate_split, write_split
@@ -41,15 +41,53 @@ def test_unknown_variant_is_named(params):
 
 
 def test_variant_with_unknown_method_is_named(params):
-    bad = {**params, "variants": {"x-s0": {"method": "nope", "seed": 0}}}
+    bad = {**params, "variants": {"x-s0": {"method": "nope", "seed": 0, "generator": "negclip"}}}
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         variant_config(bad, "x-s0")
 
 
 def test_unknown_loss_is_named(params):
-    bad = {**params, "methods": {"m": {"loss": "contrastive2"}}}
+    bad = {**params, "methods": {"m": {"loss": "contrastive2", "generator": "negclip"}}}
     with pytest.raises(ValueError, match="methods.m.loss='contrastive2'"):
         method_config(bad, "m")
+
+
+def test_unknown_generator_is_named(params):
+    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "tsvlc_rules"}}}
+    with pytest.raises(ValueError, match="methods.m.generator='tsvlc_rules' is not a registered generator"):
+        method_config(bad, "m")
+
+
+def test_batch_the_generator_cannot_feed_is_named(params):
+    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "batch": {"positives": 2}}}}
+    with pytest.raises(ValueError, match=r"methods.m.batch needs \['positives'\], which generator 'negclip' does not write"):
+        method_config(bad, "m")
+
+
+@pytest.mark.parametrize(("batch", "message"), [
+    ({"rows": "some"}, r"methods.m.batch.rows='some': must be one of"),
+    ({"negatives": -1}, r"methods.m.batch.negatives=-1: must be an int >= 0"),
+    ({"negatvies": 1}, r"unknown key\(s\) methods.m.batch.negatvies"),
+])
+def test_bad_batch_composition_is_named(params, batch, message):
+    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "batch": batch}}}
+    with pytest.raises(ValueError, match=message):
+        method_config(bad, "m")
+
+
+def test_bad_model_modifier_and_loss_weight_are_named(params):
+    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "model": {"freeze": ["audio"]}}}}
+    with pytest.raises(ValueError, match=r"methods.m.model.freeze: \['audio'\] are not towers"):
+        method_config(bad, "m")
+    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "loss_weights": {"contrastive": 2}}}}
+    with pytest.raises(ValueError, match="methods.m.loss_weights: 'contrastive': 2; expected a \\*_loss term"):
+        method_config(bad, "m")
+
+
+def test_variant_generator_must_match_its_methods(params):
+    bad = {**params, "variants": {"x-s0": {"method": "negclip", "seed": 0, "generator": "other"}}}
+    with pytest.raises(ValueError, match="variants.x-s0.generator='other' but methods.negclip.generator='negclip'"):
+        variant_config(bad, "x-s0")
 
 
 def test_negative_learning_rate_is_named(params):

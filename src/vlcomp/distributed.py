@@ -1,12 +1,12 @@
 """Data-parallel contrastive training across processes (torchrun / torch.distributed), exact to one process.
 
-A global batch (images ``[N]``, texts ``[M]`` = N true captions then ``M - N`` hard negatives, as
-``vlcomp.train.data.Batch``) is cut into ``W`` contiguous row shards, one per rank (:func:`shard_batch`; hard
-negatives are cut with the same row ranges as the images, so each rank keeps the negatives of its own rows).
-After the forward pass :func:`gather_batch` all-gathers image features, true-caption features and negative
-features block by block, so every rank holds the features of the whole global batch **in the one-process
-order** and computes the one-process loss. Hard negatives and hard images therefore stay in the loss on every
-rank (one reference fork built its negatives per GPU and silently lost them on several GPUs).
+A global batch (:class:`vlcomp.train.batch.Batch`: named image blocks and named text blocks, captions,
+``[B, K]`` negatives with masks, positives, ...) is cut block by block into ``W`` contiguous row ranges, one per
+rank (``Batch.shard``). After the forward pass :func:`gather_blocks` all-gathers every block's features, so every
+rank holds the features of the whole global batch **in the one-process order**, with the global batch's owners
+and masks, and computes the one-process loss. Hard negatives, hard images, positives and distractor images
+therefore stay in the loss on every rank (one reference fork built its negatives per GPU and silently lost them
+on several GPUs).
 
 Gradients: the gather is autograd-aware (:class:`_AllGatherWithGrad`: backward all-reduces the full
 feature gradient and keeps this rank's rows), so rank ``r``'s parameters receive ``W * dL/dtheta`` through its
@@ -23,9 +23,7 @@ per-rank seeds, whose union is a different stream). Only rank 0 should log or wr
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
-import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -54,29 +52,6 @@ def init_from_env(backend: str | None = None) -> bool:
     return True
 
 
-def _rows(n: int, r: int, w: int, what: str) -> slice:
-    if n % w:
-        raise ValueError(f"{what}: {n} rows cannot be split evenly over {w} processes; "
-                         f"choose a batch size divisible by the number of processes")
-    k = n // w
-    return slice(r * k, (r + 1) * k)
-
-
-def shard_batch(batch, r: int | None = None, w: int | None = None):
-    """This rank's rows of a global batch: images ``[N/W]``, their true captions, and (NegCLIP layout,
-    ``M == 2N``) the negatives of the same rows. ``M`` must be ``N`` or ``2N``."""
-    r, w = rank() if r is None else r, world_size() if w is None else w
-    if w == 1:
-        return batch
-    n, m = len(batch.images), len(batch.texts)
-    if m not in (n, 2 * n):
-        raise ValueError(f"shard_batch: {m} texts for {n} images; expected N (captions) or 2N (captions + one "
-                         "negative per row)")
-    rows = _rows(n, r, w, "batch")
-    texts = batch.texts[:n][rows] + (batch.texts[n:][rows] if m == 2 * n else [])
-    return replace(batch, images=np.asarray(batch.images)[rows], texts=texts)
-
-
 class _AllGatherWithGrad(torch.autograd.Function):
     """all_gather whose backward sums the gradient over ranks and returns this rank's rows (gloo-safe: uses
     all_reduce, which every backend has, instead of reduce_scatter)."""
@@ -101,18 +76,12 @@ def all_gather_with_grad(x: torch.Tensor) -> torch.Tensor:
     return x if world_size() == 1 else _AllGatherWithGrad.apply(x)
 
 
-def gather_batch(out: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The model outputs of a sharded batch -> those of the global batch in one-process order: image features,
-    then true-caption features, then negative features, each block gathered in rank order."""
+def gather_blocks(blocks: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Each named block's features ``[n/W, ...]`` from every rank, concatenated in rank order (the global
+    batch's rows, since ``Batch.shard`` cuts contiguous ranges); differentiable; identity at world size 1."""
     if world_size() == 1:
-        return out
-    img, txt = out["image_features"], out["text_features"]
-    n = img.shape[0]
-    g = dict(out)
-    g["image_features"] = all_gather_with_grad(img)
-    true = all_gather_with_grad(txt[:n])
-    g["text_features"] = torch.cat([true, all_gather_with_grad(txt[n:])]) if txt.shape[0] > n else true
-    return g
+        return blocks
+    return {k: all_gather_with_grad(v) for k, v in blocks.items()}
 
 
 def average_gradients(model: torch.nn.Module) -> None:

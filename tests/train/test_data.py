@@ -1,10 +1,13 @@
-"""BatchSampler layouts (plain, negatives, hard images), drop_last, determinism, errors; rows_from_annotations."""
+"""BatchSampler layouts (plain, negatives, hard images, K negatives with masks, positives), drop_last,
+determinism, errors; rows_from_annotations. Most layout tests read a batch flat (image rows, then every text in
+block order): the NegCLIP fork's ``[I; I']`` / ``[T; T'; T-; T'-]``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from vlcomp.train.batch import PAD
 from vlcomp.train.data import Batch, BatchSampler, Row, rows_from_annotations
 
 N_IMAGES, CAPS, NEGS, K = 8, 2, 3, 3
@@ -23,11 +26,18 @@ ROWS = _rows()
 BY_CAPTION = {r.caption: r for r in ROWS}
 
 
-def _epoch(sampler: BatchSampler, seed: int = 0) -> list[Batch]:
-    return list(sampler.epoch(np.random.default_rng(seed)))
+class Flat:
+    """A batch read flat: ``images`` = every image row, ``texts`` = every text in block order."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch, self.images, self.texts = batch, batch.image_rows(), batch.all_texts()
 
 
-def _check_positives(batch: Batch, n: int) -> None:
+def _epoch(sampler: BatchSampler, seed: int = 0) -> list[Flat]:
+    return [Flat(b) for b in sampler.epoch(np.random.default_rng(seed))]
+
+
+def _check_positives(batch: Flat, n: int) -> None:
     """The first n texts are true captions of the n images, aligned by index."""
     for i in range(n):
         assert BY_CAPTION[batch.texts[i]].image == int(batch.images[i]), (i, batch.texts[i], batch.images[i])
@@ -38,7 +48,8 @@ def _check_positives(batch: Batch, n: int) -> None:
 
 def test_plain_layout(rng: np.random.Generator) -> None:
     b = 4
-    for batch in BatchSampler(ROWS, b).epoch(rng):
+    for batch in map(Flat, BatchSampler(ROWS, b).epoch(rng)):
+        assert list(batch.batch.images) == ["images"] and list(batch.batch.texts) == ["captions"]
         assert batch.images.shape == (b,) and np.issubdtype(batch.images.dtype, np.integer)
         assert len(batch.texts) == b
         _check_positives(batch, b)
@@ -46,19 +57,24 @@ def test_plain_layout(rng: np.random.Generator) -> None:
 
 def test_negatives_layout() -> None:
     b = 4
-    for batch in _epoch(BatchSampler(ROWS, b, use_negatives=True)):
+    for batch in _epoch(BatchSampler(ROWS, b, negatives=1)):
         assert batch.images.shape == (b,) and len(batch.texts) == 2 * b
         _check_positives(batch, b)
+        assert list(batch.batch.texts) == ["captions", "negatives"]
+        negs = batch.batch.texts["negatives"]
+        assert negs.width == 1 and negs.mask is None and list(negs.owner) == list(range(b))
         for i in range(b):  # texts [T; T-]: T-[i] is drawn from row i's own list
             assert batch.texts[b + i] in BY_CAPTION[batch.texts[i]].negatives
 
 
 def test_hard_images_layout() -> None:
     b, hard = 4, _hard()
-    batches = _epoch(BatchSampler(ROWS, b, use_negatives=True, hard_images=hard))
+    batches = _epoch(BatchSampler(ROWS, b, negatives=1, hard_images=hard))
     assert len(batches) == len(ROWS) // b
     for batch in batches:
         assert batch.images.shape == (2 * b,) and len(batch.texts) == 4 * b  # images [I; I'], texts [T; T'; T-; T'-]
+        assert list(batch.batch.images) == ["images", "hard_images"]
+        assert list(batch.batch.texts["captions"].owner) == list(range(2 * b))
         _check_positives(batch, 2 * b)  # T[i] belongs to I[i] and T'[i] to I'[i]
         for i in range(b):
             img, nn_img = int(batch.images[i]), int(batch.images[b + i])
@@ -79,12 +95,12 @@ def test_hard_images_without_negatives() -> None:
 def test_every_neighbour_and_negative_gets_drawn() -> None:
     """Over epochs each of the K neighbours and each negative appears (uniform choice, not always the first)."""
     hard = _hard()
-    sampler = BatchSampler(ROWS, 4, use_negatives=True, hard_images=hard)
+    sampler = BatchSampler(ROWS, 4, negatives=1, hard_images=hard)
     rng = np.random.default_rng(0)
     nn_seen: dict[int, set[int]] = {}
     neg_seen: dict[str, set[str]] = {}
     for _ in range(30):
-        for batch in sampler.epoch(rng):
+        for batch in map(Flat, sampler.epoch(rng)):
             for i in range(4):
                 nn_seen.setdefault(int(batch.images[i]), set()).add(int(batch.images[4 + i]))
                 neg_seen.setdefault(batch.texts[i], set()).add(batch.texts[8 + i])
@@ -109,10 +125,62 @@ def test_neighbour_without_rows_falls_back_to_one_with_rows() -> None:
 def test_image_whose_neighbours_all_lack_rows_brings_itself() -> None:
     rows = [Row(0, "a", ("na",)), Row(1, "b", ("nb",)), Row(2, "c", ("nc",))]
     hard = np.asarray([[3], [2], [1], [0]])  # image 3 has no row
-    batches = list(BatchSampler(rows, 3, hard_images=hard).epoch(np.random.default_rng(0)))
+    batches = [Flat(b) for b in BatchSampler(rows, 3, hard_images=hard).epoch(np.random.default_rng(0))]
     (batch,) = batches
     pos = list(batch.images[:3]).index(0)
     assert int(batch.images[3 + pos]) == 0 and batch.texts[3 + pos] == "a"
+
+
+def test_k_negatives_without_replacement_and_masked_when_a_row_has_fewer() -> None:
+    rows = [Row(i, f"cap {i}", tuple(f"neg {i}.{k}" for k in range(1 + i % 3))) for i in range(12)]  # 1-3 each
+    sampler = BatchSampler(rows, 6, negatives=2)
+    for batch in sampler.epoch(np.random.default_rng(1)):
+        block = batch.texts["negatives"]
+        assert block.width == 2 and block.rows == 6 and len(block.texts) == 12
+        for r in range(6):
+            row = rows[int(batch.images["images"][r])]
+            got = block.texts[2 * r : 2 * r + 2]
+            valid = [True, True] if block.mask is None else list(block.mask[r])
+            assert valid == [True, len(row.negatives) >= 2]
+            assert all(t in row.negatives for t, v in zip(got, valid, strict=True) if v)
+            assert all(t == PAD for t, v in zip(got, valid, strict=True) if not v)
+            if all(valid):
+                assert got[0] != got[1]  # without replacement
+    assert PAD in sampler.texts()
+
+
+def test_positives_block_with_hard_images_covers_both_row_sets() -> None:
+    rows = [Row(r.image, r.caption, r.negatives, (f"pos {r.caption}",)) for r in ROWS]
+    by_caption = {r.caption: r for r in rows}
+    for batch in BatchSampler(rows, 4, negatives=1, positives=1, hard_images=_hard()).epoch(np.random.default_rng(0)):
+        assert list(batch.texts) == ["captions", "negatives", "positives"]
+        caps, pos = batch.texts["captions"].texts, batch.texts["positives"]
+        assert pos.rows == 8 and list(pos.owner) == list(range(8))
+        assert pos.texts == [by_caption[c].positives[0] for c in caps]
+
+
+def test_missing_positives_is_an_error() -> None:
+    with pytest.raises(ValueError, match="positives=1 but row 0 .* has no positive"):
+        BatchSampler(ROWS, 4, positives=1)
+
+
+@pytest.mark.parametrize("k", [-1, True, 1.5])
+def test_bad_counts_are_named(k) -> None:
+    with pytest.raises(ValueError, match=r"negatives=.*must be an int >= 0"):
+        BatchSampler(ROWS, 4, negatives=k)
+
+
+def test_shard_cuts_every_block_and_keeps_global_owners() -> None:
+    (batch, *_) = BatchSampler(ROWS, 4, negatives=1, hard_images=_hard()).epoch(np.random.default_rng(0))
+    s0, s1 = batch.shard(0, 2), batch.shard(1, 2)
+    for name in batch.images:
+        assert list(s0.images[name]) + list(s1.images[name]) == list(batch.images[name])
+    for name, block in batch.texts.items():
+        assert s0.texts[name].texts + s1.texts[name].texts == block.texts
+        assert list(s0.texts[name].owner) + list(s1.texts[name].owner) == list(block.owner)
+    assert batch.shard(0, 1) is batch
+    with pytest.raises(ValueError, match="image block 'images': 4 rows cannot be split evenly over 3 processes"):
+        batch.shard(0, 3)
 
 
 # ---------------------------------------------------------------------------------------- epochs and seeds
@@ -129,15 +197,15 @@ def test_drop_last_and_each_row_at_most_once_per_epoch() -> None:
 
 
 def test_same_seed_same_batches_and_different_seeds_differ() -> None:
-    sampler = BatchSampler(ROWS, 4, use_negatives=True, hard_images=_hard())
+    sampler = BatchSampler(ROWS, 4, negatives=1, hard_images=_hard())
 
-    def flat(batches: list[Batch]) -> list:
+    def flat(batches: list[Flat]) -> list:
         return [(b.images.tolist(), b.texts) for b in batches]
 
     assert flat(_epoch(sampler, 5)) == flat(_epoch(sampler, 5))
     assert flat(_epoch(sampler, 5)) != flat(_epoch(sampler, 6))
     rng = np.random.default_rng(5)  # successive epochs from one generator reshuffle
-    assert flat(list(sampler.epoch(rng))) != flat(list(sampler.epoch(rng)))
+    assert flat([Flat(b) for b in sampler.epoch(rng)]) != flat([Flat(b) for b in sampler.epoch(rng)])
 
 
 # ---------------------------------------------------------------------------------------------- errors
@@ -156,8 +224,8 @@ def test_batch_of_one_is_an_error() -> None:
 
 def test_missing_negatives_is_an_error() -> None:
     rows = [*ROWS[:-1], Row(7, "lonely")]
-    with pytest.raises(ValueError, match="some rows have no negative caption"):
-        BatchSampler(rows, 4, use_negatives=True)
+    with pytest.raises(ValueError, match="negatives=1 but row 15 \\(image 7, caption 'lonely'\\) has no negative"):
+        BatchSampler(rows, 4, negatives=1)
     BatchSampler(rows, 4)  # fine without negatives
 
 
@@ -179,7 +247,7 @@ def test_grouped_rows_stay_adjacent_and_each_row_is_seen_once() -> None:
     together = [[0, 1], [4, 5], [10, 11], [18, 19]]
     sampler = BatchSampler(rows, 20, together=together)
     for seed in range(10):
-        (batch,) = list(sampler.epoch(np.random.default_rng(seed)))
+        (batch,) = _epoch(sampler, seed)
         order = batch.images.tolist()
         assert sorted(order) == list(range(20))
         for i, j in together:
@@ -188,8 +256,8 @@ def test_grouped_rows_stay_adjacent_and_each_row_is_seen_once() -> None:
 
 def test_no_groups_keeps_the_plain_shuffle() -> None:
     rows = rows_from_annotations([[f"c{i}", f"d{i}"] for i in range(30)])
-    a = [b.images.tolist() for b in BatchSampler(rows, 8).epoch(np.random.default_rng(3))]
-    b = [b.images.tolist() for b in BatchSampler(rows, 8, together=()).epoch(np.random.default_rng(3))]
+    a = [b.images.tolist() for b in _epoch(BatchSampler(rows, 8), 3)]
+    b = [b.images.tolist() for b in _epoch(BatchSampler(rows, 8, together=()), 3)]
     assert a == b
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from vlcomp.mining.knn import nearest_images
+from vlcomp.generators.knn import nearest_images
 
 
 def _naive(features: torch.Tensor, k: int) -> list[list[int]]:

@@ -44,7 +44,7 @@ def run(cfg: TrainConfig = CFG, *, arch: str = ARCH, n_images: int = 8, seed: in
     """Train a freshly initialised model; returns (model, history, the sampler generator)."""
     images, rows, hard = data(n_images)
     model = create_model(ModelSpec(arch), init_seed=0)
-    sampler = BatchSampler(rows, cfg.batch_size, use_negatives=True, hard_images=hard)
+    sampler = BatchSampler(rows, cfg.batch_size, negatives=1, hard_images=hard)
     rng = np.random.default_rng(seed)
     history = train(model, get_tokenizer("world", arch, 32), images, sampler, get_loss("negclip"), cfg, rng,
                     on_log=on_log, **options)

@@ -1,8 +1,11 @@
 """Losses, one module per method, sharing one contract.
 
-Contract: ``loss(image_features=[N, D], text_features=[M, D], logit_scale=scalar, **extra) -> dict``.
-Features are L2-normalised. The dict maps term names to tensors; the trainer sums the terms whose names
-end in ``_loss`` and logs every entry (diagnostics do not end in ``_loss``).
+Contract: ``loss(features: vlcomp.train.batch.Features) -> dict``. ``features`` holds the L2-normalised
+features of every named block of the global batch (image blocks such as ``images``/``hard_images``/
+``distractors``; text blocks such as ``captions`` ``[N, D]``, ``negatives`` ``[rows, K, D]`` with a validity
+mask, ``positives``), each text block with its owner image row, and the logit scale. The dict maps term names
+to tensors; the trainer sums the terms whose names end in ``_loss`` and logs every entry (diagnostics do not end
+in ``_loss``). A loss names the blocks it needs and raises ValueError naming a missing or misshaped one.
 """
 
 from ..registry import Registry

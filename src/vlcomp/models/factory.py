@@ -7,7 +7,7 @@ Tiny toy architectures are open_clip JSON configs shipped in ``vlcomp/models/con
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -106,6 +106,11 @@ def load_checkpoint(model: torch.nn.Module, path: str | Path) -> None:
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise ValueError(f"{path}: checkpoint does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
+
+
+def with_weights(spec: ModelSpec, path: str | Path) -> ModelSpec:
+    """``spec`` with its weights read from ``path`` (a pipeline checkpoint)."""
+    return replace(spec, weights=str(path))
 
 
 def save_checkpoint(model: torch.nn.Module, path: str | Path) -> None:

@@ -1,1 +1,1 @@
-"""Training: batch assembly (with hard negatives and hard images), the optimisation loop, kNN mining."""
+"""Training: named-block batches and the sampler, the optimisation loop, checkpoints, validation retrieval, kNN."""

@@ -66,8 +66,8 @@ def sampler_digest(sampler) -> str:
     checkpoint of other training data is refused."""
     h = hashlib.sha256()
     for r in sampler.rows:
-        h.update(repr((r.image, r.caption, r.negatives)).encode())
-    h.update(repr((sampler.use_negatives, sampler.units)).encode())
+        h.update(repr((r.image, r.caption, r.negatives, r.positives)).encode())
+    h.update(repr((sampler.negatives, sampler.positives, sampler.units)).encode())
     if sampler.hard_images is not None:
         hard = np.ascontiguousarray(sampler.hard_images)
         h.update(repr((hard.dtype.str, hard.shape)).encode() + hard.tobytes())

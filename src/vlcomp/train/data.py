@@ -1,13 +1,21 @@
-"""Batch assembly for contrastive training.
+"""Rows and the batch sampler for contrastive training.
 
-A training set is a list of rows ``(image_index, caption, negatives)``. Each epoch the rows are shuffled
-(``drop_last``, as the NegCLIP fork's loader does; rows of images grouped by ``together``, the world's binding
-twins, are shuffled as one unit and stay adjacent) and every batch of B rows becomes:
+A training set is a list of rows ``(image_index, caption, negatives, positives)``. Each epoch the rows are
+shuffled (``drop_last``, as the NegCLIP fork's loader does; rows of images grouped by ``together``, the world's
+binding twins, are shuffled as one unit and stay adjacent) and every batch of B rows becomes a
+:class:`vlcomp.train.batch.Batch` of named blocks:
 
-- plain CLIP: images ``[B]``, texts ``[B]``;
-- NegCLIP: one random negative per row (texts ``[B; B⁻]``), and with ``hard_images`` one of the row image's
-  K nearest-neighbour images, brought with one random row of its own (its caption and one of its negatives):
-  images ``[I; I']`` (2B) and texts ``[T; T'; T⁻; T'⁻]`` (4B), the fork's layout.
+- always: image block ``images`` ``[B]`` and text block ``captions`` ``[B]`` (owner: its image row);
+- ``negatives=K``: text block ``negatives`` ``[B, K]``, K of the row's negatives drawn without replacement (K = 1:
+  one uniformly drawn negative, the NegCLIP fork's ``random.choice``); a row with fewer than K has its missing
+  slots masked;
+- ``hard_images``: image block ``hard_images`` ``[B]``: one of the row image's K nearest-neighbour images, brought
+  with one random row of its own, whose caption (and negatives, and positives) join the text blocks, so the
+  text blocks have 2B rows: the fork's layout images ``[I; I']``, texts ``[T; T'; T-; T'-]``;
+- ``positives=P``: text block ``positives`` ``[rows, P]``, drawn and masked as the negatives.
+
+The generator is injected; draws happen in a fixed order (negatives of the rows, the hard images with their
+rows, the negatives of those rows, then positives), so a batch is a pure function of the generator's state.
 """
 
 from __future__ import annotations
@@ -17,18 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .batch import PAD, Batch, TextBlock
+
 
 @dataclass(frozen=True)
 class Row:
     image: int
     caption: str
     negatives: tuple[str, ...] = ()
-
-
-@dataclass
-class Batch:
-    images: np.ndarray  # int [N] indices into the image array
-    texts: list[str]  # [M]: first N are the true captions of the images, the rest hard negatives
+    positives: tuple[str, ...] = ()
 
 
 def rows_from_annotations(captions: Sequence[Sequence[str]], negatives: Sequence[Sequence[Sequence[str]]] | None = None,
@@ -44,20 +49,39 @@ def rows_from_annotations(captions: Sequence[Sequence[str]], negatives: Sequence
     return rows
 
 
-class BatchSampler:
-    """Yields batches for one epoch at a time from an injected numpy Generator."""
+def _draw(pool: Sequence[Sequence[str]], k: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray | None]:
+    """``k`` texts from each row's ``pool``: k = 1 one uniform draw per row (``rng.integers``); k > 1 up to k
+    distinct ones per row (``rng.choice`` without replacement), missing slots :data:`PAD` and masked."""
+    if k == 1:
+        return [p[rng.integers(len(p))] for p in pool], None
+    texts, mask = [], np.ones((len(pool), k), dtype=bool)
+    for i, p in enumerate(pool):
+        got = [p[j] for j in rng.choice(len(p), size=min(k, len(p)), replace=False)]
+        mask[i, len(got):] = False
+        texts += got + [PAD] * (k - len(got))
+    return texts, None if mask.all() else mask
 
-    def __init__(self, rows: list[Row], batch_size: int, *, use_negatives: bool = False,
+
+class BatchSampler:
+    """Yields named-block batches for one epoch at a time from an injected numpy Generator."""
+
+    def __init__(self, rows: list[Row], batch_size: int, *, negatives: int = 0, positives: int = 0,
                  hard_images: np.ndarray | None = None, together: Sequence[Sequence[int]] = ()) -> None:
         if batch_size < 2:
             raise ValueError(f"batch_size={batch_size}: must be at least 2")
         if len(rows) < batch_size:
             raise ValueError(f"{len(rows)} training rows is fewer than one batch of {batch_size}")
-        if use_negatives and any(not r.negatives for r in rows):
-            raise ValueError("use_negatives=True but some rows have no negative caption")
+        for what, k in (("negatives", negatives), ("positives", positives)):
+            if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+                raise ValueError(f"{what}={k!r}: must be an int >= 0 ({what} per row)")
+            if k and any(not getattr(r, what) for r in rows):
+                first = next(i for i, r in enumerate(rows) if not getattr(r, what))
+                raise ValueError(f"{what}={k} but row {first} (image {rows[first].image}, caption "
+                                 f"{rows[first].caption!r:.60}) has no {what[:-1]} caption")
         self.rows = rows
         self.batch_size = batch_size
-        self.use_negatives = use_negatives
+        self.negatives = negatives
+        self.positives = positives
         self.hard_images = hard_images  # int [n_images, K]
         self.rows_of_image: dict[int, list[int]] = {}
         for k, r in enumerate(rows):
@@ -87,6 +111,11 @@ class BatchSampler:
     def steps_per_epoch(self) -> int:
         return len(self.rows) // self.batch_size
 
+    def texts(self) -> list[str]:
+        """Every text a batch may hold (for tokenising once)."""
+        out = [r.caption for r in self.rows] + [t for r in self.rows for t in r.negatives + r.positives]
+        return out + [PAD] if self.negatives > 1 or self.positives > 1 else out
+
     def epoch(self, rng: np.random.Generator) -> Iterator[Batch]:
         if self.units is None:
             order = rng.permutation(len(self.rows))
@@ -95,9 +124,8 @@ class BatchSampler:
         for s in range(self.steps_per_epoch):
             idx = order[s * self.batch_size : (s + 1) * self.batch_size]
             rows = [self.rows[k] for k in idx]
-            images = [r.image for r in rows]
-            texts = [r.caption for r in rows]
-            neg_texts = [r.negatives[rng.integers(len(r.negatives))] for r in rows] if self.use_negatives else []
+            images = {"images": np.asarray([r.image for r in rows])}
+            neg, neg_mask = _draw([r.negatives for r in rows], self.negatives, rng) if self.negatives else ([], None)
             if self.hard_images is not None:
                 nn_rows = []
                 for r in rows:
@@ -105,8 +133,22 @@ class BatchSampler:
                     j = int(cands[rng.integers(len(cands))])
                     own = self.rows_of_image[j]
                     nn_rows.append(self.rows[own[rng.integers(len(own))]])
-                images += [r.image for r in nn_rows]
-                texts += [r.caption for r in nn_rows]
-                if self.use_negatives:
-                    neg_texts += [r.negatives[rng.integers(len(r.negatives))] for r in nn_rows]
-            yield Batch(np.asarray(images), texts + neg_texts)
+                images["hard_images"] = np.asarray([r.image for r in nn_rows])
+                if self.negatives:
+                    more, more_mask = _draw([r.negatives for r in nn_rows], self.negatives, rng)
+                    neg, neg_mask = neg + more, _stack_masks(neg_mask, more_mask, len(rows), len(nn_rows), self.negatives)
+                rows = rows + nn_rows
+            owner = np.arange(len(rows))
+            texts = {"captions": TextBlock([r.caption for r in rows], owner)}
+            if self.negatives:
+                texts["negatives"] = TextBlock(neg, owner, self.negatives, neg_mask)
+            if self.positives:
+                pos, pos_mask = _draw([r.positives for r in rows], self.positives, rng)
+                texts["positives"] = TextBlock(pos, owner, self.positives, pos_mask)
+            yield Batch(images, texts)
+
+
+def _stack_masks(a: np.ndarray | None, b: np.ndarray | None, na: int, nb: int, k: int) -> np.ndarray | None:
+    if a is None and b is None:
+        return None
+    return np.concatenate([np.ones((na, k), bool) if a is None else a, np.ones((nb, k), bool) if b is None else b])

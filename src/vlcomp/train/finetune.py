@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from ..config import build
-from ..io import read_json, read_npy
-from ..models.factory import ModelSpec, create_model
+from ..methods import MethodConfig, apply_modifiers, make_loss, make_sampler, method_rows
+from ..models.factory import ModelSpec, create_model, with_weights  # noqa: F401  (with_weights: re-exported)
 from ..seeding import np_rng
 from ..text.tokenizer import get_tokenizer
 from ..world import Split
 from .loop import TrainConfig, train
-from .recipes import MethodConfig, finetune_rows, make_loss, make_sampler
 from .validate import val_retrieval
 
 
@@ -56,22 +55,21 @@ def finetune_config(values: dict) -> FinetuneConfig:
 
 
 class FinetuneData:
-    """The fine-tuning split with its mined negatives and hard images, loaded once."""
+    """The fine-tuning split with what ``method`` reads of its generator's output (``mined``: the
+    ``mine@<generator>`` folder), loaded once: the training rows and the mined outputs by name."""
 
-    def __init__(self, world: str | Path, mined: str | Path, cfg: FinetuneConfig) -> None:
+    def __init__(self, world: str | Path, mined: str | Path, cfg: FinetuneConfig, method: MethodConfig) -> None:
+        from ..generators import read_mined
+
         self.split = Split(world, cfg.split)
         self.val = Split(world, cfg.val_split)
-        mined = Path(mined)
         captions = self.split.captions()
-        negatives = read_json(mined / "negatives.json")
-        if not isinstance(negatives, list) or len(negatives) != len(captions):
-            raise ValueError(f"{mined / 'negatives.json'}: expected one entry per image of {cfg.split} ({len(captions)})")
-        self.hard_images = read_npy(mined / "hard_images.npy", ndim=2)
-        if self.hard_images.shape[0] != len(captions):
-            raise ValueError(f"{mined / 'hard_images.npy'}: {self.hard_images.shape[0]} rows, expected {len(captions)}")
-        self.rows = finetune_rows(captions, negatives)
+        self.mined = read_mined(mined, method.batch.needs(), n_images=len(captions), captions=captions,
+                                generator=method.generator)
+        self.rows = method_rows(captions, self.mined, method.batch)
         if not self.rows:
-            raise ValueError(f"{mined / 'negatives.json'}: no caption has a negative; nothing to fine-tune on")
+            raise ValueError(f"{mined}: no training row for batch.rows={method.batch.rows!r} (no caption has a "
+                             "negative?); nothing to fine-tune on")
 
 
 def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg: TrainConfig, seed: int,
@@ -80,9 +78,9 @@ def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg
                  amp: bool | str = "auto") -> tuple[torch.nn.Module, list[dict]]:
     """Fine-tune ``base`` on ``data`` with ``method``. The keyword options go to :func:`vlcomp.train.loop.train`
     (checkpoints and resume, device, mixed precision); their defaults train exactly as before they existed."""
-    model = create_model(base)
+    model = apply_modifiers(create_model(base), method)
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
-    sampler = make_sampler(data.rows, method, tcfg.batch_size, data.hard_images)
+    sampler = make_sampler(data.rows, method, tcfg.batch_size, data.mined)
     history = train(model, tokenizer, data.split.images, sampler, make_loss(method), tcfg,
                     np_rng(seed, "finetune", stream), on_log=on_log, checkpoint_dir=checkpoint_dir,
                     checkpoint_every=checkpoint_every, resume=resume, device=device, amp=amp)
@@ -105,9 +103,4 @@ def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: Fi
     best = max(results, key=lambda k: (results[k]["mean_recall_at_1"], -float(k)))
     return {"method": name, "grid": results, "selected_lr": float(best), "criterion": "val mean_recall_at_1",
             "sweep_epochs": cfg.sweep_epochs}
-
-
-def with_weights(spec: ModelSpec, path: str | Path) -> ModelSpec:
-    return replace(spec, weights=str(path))
-
 

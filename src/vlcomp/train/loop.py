@@ -40,6 +40,7 @@ from .. import distributed as ddp
 from ..models.encode import clip_forward
 from ..models.factory import to_tensor
 from . import checkpoint as ckpt
+from .batch import Batch, Features, features, split_features
 from .data import BatchSampler
 
 
@@ -148,6 +149,19 @@ def resolve_runtime(device: str | torch.device = "cpu", amp: bool | str = "auto"
     return Runtime(device=dev, amp=use_amp, pin_memory=cuda, world_size=ddp.world_size(), rank=ddp.rank())
 
 
+def encode_batch(model: torch.nn.Module, batch: Batch, part: Batch, images: torch.Tensor, tokens: torch.Tensor
+                 ) -> Features:
+    """The loss's input for global ``batch``: this rank's ``part`` encoded (``images``: its image rows
+    preprocessed, ``tokens``: its texts tokenised, both in block order; one forward pass per tower), cut into
+    named blocks and, under torch.distributed, each block all-gathered with gradients into the global batch's
+    order (one process: ``part`` is ``batch`` and nothing is gathered)."""
+    out = clip_forward(model, images, tokens)
+    img, txt = split_features(part, out["image_features"], out["text_features"])
+    if ddp.world_size() > 1:
+        img, txt = ddp.gather_blocks(img), ddp.gather_blocks(txt)
+    return features(batch, img, txt, out["logit_scale"], out.get("logit_bias"))
+
+
 def _digest(obj: object) -> int:
     """A 62-bit integer digest (fits int64 for a cross-rank comparison)."""
     return int.from_bytes(hashlib.sha256(repr(obj).encode()).digest()[:8], "little") & ((1 << 62) - 1)
@@ -204,8 +218,7 @@ def train(
     elif isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, int) or checkpoint_every < 1:
         raise ValueError(f"checkpoint_every={checkpoint_every!r}: must be a positive number of steps "
                          f"when checkpoint_dir is set")
-    all_texts = [r.caption for r in sampler.rows] + [n for r in sampler.rows for n in r.negatives]
-    cache = TextCache(tokenizer, all_texts)
+    cache = TextCache(tokenizer, sampler.texts())
     size = model.visual.image_size
     size = int(size[0] if isinstance(size, tuple | list) else size)
     total = max(1, int(round(cfg.epochs * sampler.steps_per_epoch)))
@@ -257,12 +270,11 @@ def train(
                 g["lr"] = lr
             # every rank drew the same global batch; it trains on its own rows (W = 1: the whole batch) and
             # gathers the features of the others' so the loss sees the global batch, negatives included
-            part = ddp.shard_batch(batch, rt.rank, rt.world_size)
-            x = rt.to_device(to_tensor(images[part.images], size))
-            tokens = rt.to_device(cache(part.texts))
+            part = batch.shard(rt.rank, rt.world_size)
+            x = rt.to_device(to_tensor(images[part.image_rows()], size))
+            tokens = rt.to_device(cache(part.all_texts()))
             with rt.autocast():
-                out = clip_forward(model, x, tokens)
-                terms = loss_fn(**ddp.gather_batch(out))
+                terms = loss_fn(encode_batch(model, batch, part, x, tokens))
             loss = sum(v for k, v in terms.items() if k.endswith("_loss"))
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"loss became {loss.item()} at step {step} (lr={lr:g}); lower the learning rate")

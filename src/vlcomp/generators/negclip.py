@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import GENERATORS
+from . import GENERATORS, Generator
 from .knn import nearest_images
 
 
@@ -69,4 +69,4 @@ def run(cfg: NegClipMineConfig, *, world, model, nlp, seed: int, out_dir) -> dic
     }
 
 
-GENERATORS.add("negclip", (NegClipMineConfig, run))
+GENERATORS.add("negclip", Generator(NegClipMineConfig, run, writes=("negatives", "hard_images")))
