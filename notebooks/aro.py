@@ -22,10 +22,10 @@ metrics_dir = "metrics"
 world_dir = "data/world"
 benchmarks_dir = "data/benchmarks"
 models_dir = "models"
-out_dir = "reports/aro"
+out_dir = "reports/papers/aro"
 params_path = "params.yaml"
 calibration_csv = "calibration/aro_world.csv"
-mined_dir = "data/mined/negclip"
+mined_root = "data/mined"
 
 # %%
 from pathlib import Path
@@ -68,7 +68,7 @@ display(Image(filename=str(R.fig(ctx, out_dir, "ARO-F3"))))
 # without a negative dropped, K nearest-neighbour images) and where each artifact lives.
 
 # %%
-display(HTML(R.save(ctx, out_dir, "ARO-D_M_artifacts", R.artifacts(ctx, mined_dir)).to_html(index=False)))
+display(HTML(R.save(ctx, out_dir, "ARO-D_M_artifacts", R.artifacts(ctx, R.mined_dir(ctx, mined_root))).to_html(index=False)))
 
 # %% [markdown]
 # ## ARO-T1 — the order perturbations (Table 1), on the paper's example sentence
@@ -203,7 +203,7 @@ else:
 # roles, the VG-R skill), other attribute words, or anything else.
 
 # %%
-display(HTML(R.save(ctx, out_dir, "negative_composition", R.negative_composition(ctx, world_dir, mined_dir)).to_html(index=False)))
+display(HTML(R.save(ctx, out_dir, "negative_composition", R.negative_composition(ctx, world_dir, R.mined_dir(ctx, mined_root))).to_html(index=False)))
 
 # %% [markdown]
 # ## Choices, deviations from the paper, and provenance

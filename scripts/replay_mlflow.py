@@ -24,7 +24,7 @@ def main() -> None:
     args = p.parse_args()
     root = Path(args.root)
     params = yaml.safe_load((root / "params.yaml").read_text())
-    runs = collect(root, profile=params.get("profile", "toy"))
+    runs = collect(root, profile=params.get("profile", "toy"), params=params)
     if not runs:
         raise SystemExit(f"{root}: no DVC stage outputs found (run `dvc pull` or `make repro` first)")
     uri = args.tracking_uri or tracking_uri()

@@ -70,8 +70,8 @@ def main() -> None:
         prepare(workdir)
         seconds = run(workdir, args.jobs)
         print(f"smoke dvc repro: {seconds:.0f} s in {workdir}")
-        if not (workdir / "reports" / "aro" / "index.html").exists():
-            sys.exit("smoke: reports/aro/index.html was not produced")
+        if not (workdir / "reports" / "papers" / "aro" / "index.html").exists():
+            sys.exit("smoke: reports/papers/aro/index.html was not produced")
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -12,7 +12,7 @@ from vlcomp.config import load_params, section
 from vlcomp.eval.inputs import build_benchmarks
 from vlcomp.eval.run import evaluation_benchmarks
 from vlcomp.io import atomic_dir
-from vlcomp.tracking import stage_run
+from vlcomp.tracking import ALL_PAPERS, TRAINING_EXPERIMENT, stage_run
 
 
 def main() -> None:
@@ -27,7 +27,7 @@ def main() -> None:
             "nlp.spacy_model": section(params, "nlp.spacy_model")}
     if params["profile"] == "paper":
         used["paper_inputs"] = section(params, "paper_inputs")
-    with stage_run("benchmarks", experiment="aro", profile=params["profile"], paper="aro", seed=seed,
+    with stage_run("benchmarks", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS, seed=seed,
                    params=used) as tr:
         with atomic_dir(args.out) as tmp:
             manifest = build_benchmarks(params, args.world, tmp, names)

@@ -13,7 +13,7 @@ from vlcomp.device import resolve_device
 from vlcomp.eval.inputs import read_manifest
 from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
 from vlcomp.io import read_json
-from vlcomp.tracking import EVALUATE_EXPERIMENT, git_commit, stage_run
+from vlcomp.tracking import EVALUATE_EXPERIMENT, git_commit, paper_tag, stage_run
 
 
 def pipeline_scorer(params: dict, name: str, ckpt: Path):
@@ -50,7 +50,8 @@ def main() -> None:
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
     used = {"model": args.model, **meta, "benchmarks": names}
-    with stage_run(args.stage, experiment=EVALUATE_EXPERIMENT, profile=params["profile"], paper="aro", method=args.method,
+    with stage_run(args.stage, experiment=EVALUATE_EXPERIMENT, profile=params["profile"],
+                   paper=paper_tag(params, method=args.method), method=args.method,
                    seed=args.seed, params=used) as tr:
         evaluate_scorer(scorer, names, inputs, args.out, {
             "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),

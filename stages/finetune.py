@@ -20,7 +20,7 @@ from vlcomp.distributed import init_from_env, is_main
 from vlcomp.io import atomic_dir, read_json, write_json, write_training_curve
 from vlcomp.methods import method_config, variant_config
 from vlcomp.models.factory import save_checkpoint
-from vlcomp.tracking import StageRun, stage_run
+from vlcomp.tracking import TRAINING_EXPERIMENT, StageRun, stage_run
 from vlcomp.train.finetune import (
     FinetuneData,
     finetune_config,
@@ -53,7 +53,7 @@ def main() -> None:
         method = method_config(params, name)
         data = FinetuneData(args.world, args.mined, cfg, method)
         used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}")}
-        with stage_run(f"select_lr@{name}", experiment="aro", profile=profile, paper=method.paper, method=name,
+        with stage_run(f"select_lr@{name}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper, method=name,
                        seed=0, params=used) as tr:
             def log(lr, m):
                 tr.log_metrics({f"lr_sweep/{k}": v for k, v in m.items()} | {"lr_sweep/lr": lr})
@@ -77,7 +77,7 @@ def main() -> None:
     data = FinetuneData(args.world, args.mined, cfg, method)
     used = {"finetune": section(params, "finetune"), f"methods.{variant.method}": section(params, f"methods.{variant.method}"),
             f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr}
-    tracked = (stage_run(f"finetune@{args.variant}", experiment="aro", profile=profile, paper=method.paper,
+    tracked = (stage_run(f"finetune@{args.variant}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper,
                          method=variant.method, seed=variant.seed, params=used)
                if main_rank else contextlib.nullcontext(StageRun(False)))
     with tracked as tr:

@@ -11,7 +11,7 @@ from vlcomp.generators import GENERATORS, check_written
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.models.factory import create_model, with_weights
 from vlcomp.text.nlp import load_spacy
-from vlcomp.tracking import stage_run
+from vlcomp.tracking import TRAINING_EXPERIMENT, paper_tag, stage_run
 from vlcomp.train.recipes import model_spec
 
 
@@ -31,7 +31,8 @@ def main() -> None:
     nlp = load_spacy(section(params, "nlp.spacy_model"))
     used = {f"mine.{args.generator}": section(params, f"mine.{args.generator}"), "base.seed": seed,
             "nlp.spacy_model": section(params, "nlp.spacy_model")}
-    with stage_run(f"mine@{args.generator}", experiment="aro", profile=params["profile"], paper="aro",
+    with stage_run(f"mine@{args.generator}", experiment=TRAINING_EXPERIMENT, profile=params["profile"],
+                   paper=paper_tag(params, generator=args.generator),
                    method=args.generator, seed=seed, params=used) as tr:
         with atomic_dir(args.out) as tmp:
             summary = gen.run(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp)

@@ -10,7 +10,7 @@ from vlcomp.losses import get_loss
 from vlcomp.models.factory import create_model, save_checkpoint
 from vlcomp.seeding import derive_seed, np_rng
 from vlcomp.text.tokenizer import get_tokenizer
-from vlcomp.tracking import stage_run
+from vlcomp.tracking import ALL_PAPERS, TRAINING_EXPERIMENT, stage_run
 from vlcomp.train.data import BatchSampler, rows_from_annotations
 from vlcomp.train.loop import train
 from vlcomp.train.recipes import model_spec, train_config
@@ -30,7 +30,7 @@ def main() -> None:
         from vlcomp.paper.pretrain import resolve_base
 
         used = {"model": section(params, "model"), "base.seed": seed}
-        with stage_run("pretrain", experiment="aro", profile="paper", paper="aro", method="clip", seed=seed,
+        with stage_run("pretrain", experiment=TRAINING_EXPERIMENT, profile="paper", paper=ALL_PAPERS, method="clip", seed=seed,
                        params=used) as tr:
             model = resolve_base(spec)
             with atomic_dir(args.out) as tmp:
@@ -50,7 +50,7 @@ def main() -> None:
     rows = rows_from_annotations(split.captions())
     tokenizer = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
     used = {"model": section(params, "model"), "pretrain": section(params, "pretrain"), "base.seed": seed}
-    with stage_run("pretrain", experiment="aro", profile=params["profile"], paper="aro", method="clip",
+    with stage_run("pretrain", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS, method="clip",
                    seed=seed, params=used) as tr:
         model = create_model(spec, init_seed=derive_seed(seed, "pretrain", "init"))
         history = train(model, tokenizer, split.images, BatchSampler(rows, cfg.batch_size, together=split.twins()), get_loss("clip"), cfg,

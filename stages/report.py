@@ -19,11 +19,15 @@ def main() -> None:
     p.add_argument("--world", required=True)
     p.add_argument("--benchmarks", required=True)
     p.add_argument("--models", required=True)
-    p.add_argument("--calibration", default="calibration/aro_world.csv")
-    p.add_argument("--mined", default="data/mined/negclip", help="the NegCLIP mining output (negative composition)")
+    p.add_argument("--calibration", default="calibration", help="the calibration folder (calibration/<paper>_world.csv ...)")
+    p.add_argument("--mined", default="data/mined", help="the generators' outputs (data/mined/<generator>/)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
+    from vlcomp.reporting.papers import papers_of
+
+    if args.paper not in [p.name for p in papers_of(params)]:
+        raise ValueError(f"paper {args.paper!r} is not in params' papers ({', '.join(params.get('papers') or [])})")
     paper_profile = params["profile"] == "paper"
     # the paper profile's report (real models, released checkpoints, the papers' numbers) has its own template
     notebook = Path("notebooks") / (f"{args.paper}_paper.py" if paper_profile else f"{args.paper}.py")
@@ -33,8 +37,8 @@ def main() -> None:
         parameters = {"metrics_dir": args.metrics, "models_dir": args.models, "params_path": args.params}
     else:
         parameters = {"metrics_dir": args.metrics, "world_dir": args.world, "benchmarks_dir": args.benchmarks,
-                      "models_dir": args.models, "params_path": args.params, "calibration_csv": args.calibration,
-                      "mined_dir": args.mined}
+                      "models_dir": args.models, "params_path": args.params,
+                      "calibration_csv": str(Path(args.calibration) / f"{args.paper}_world.csv"), "mined_root": args.mined}
     with stage_run(f"report@{args.paper}", experiment=args.paper, profile=params["profile"], paper=args.paper) as tr:
         with atomic_dir(args.out) as tmp:
             render_report(notebook, tmp, {**parameters, "out_dir": str(tmp)})

@@ -9,7 +9,7 @@ import time
 from _common import parser, run
 from vlcomp.config import load_params, section
 from vlcomp.io import atomic_dir, write_json
-from vlcomp.tracking import stage_run
+from vlcomp.tracking import ALL_PAPERS, TRAINING_EXPERIMENT, stage_run
 from vlcomp.world import world_configs
 from vlcomp.world.generate import generate_world
 
@@ -24,14 +24,14 @@ def main() -> None:
     if params["profile"] == "paper":
         from vlcomp.paper.world import index_world
 
-        with stage_run("world", experiment="aro", profile="paper", paper="aro", seed=seed, params=used) as tr:
+        with stage_run("world", experiment=TRAINING_EXPERIMENT, profile="paper", paper=ALL_PAPERS, seed=seed, params=used) as tr:
             with atomic_dir(args.out) as tmp:
                 summary = index_world(section(params, "world"), tmp)
                 write_json(tmp / "summary.json", summary)
             tr.log_metrics({f"world/{k}/{m}": v[m] for k, v in summary.items() for m in ("n_images", "n_captions")})
         return
     wcfg, ccfg, specs = world_configs(params)
-    with stage_run("world", experiment="aro", profile=params["profile"], paper="aro", seed=seed, params=used) as tr:
+    with stage_run("world", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS, seed=seed, params=used) as tr:
         t0 = time.time()
         with atomic_dir(args.out) as tmp:
             summary = generate_world(specs, wcfg, ccfg, seed, tmp, workers=os.cpu_count() or 1)

@@ -22,7 +22,7 @@ def test_smoke_pipeline(tmp_path):
     subprocess.run([sys.executable, str(REPO / "scripts" / "smoke.py"), "--workdir", str(work),
                     "--jobs", "2"], check=True, env=env)
 
-    report = work / "reports" / "aro"
+    report = work / "reports" / "papers" / "aro"
     html = (report / "index.html").read_text()
     for artifact in ("ARO-T1", "ARO-T2", "ARO-T3", "ARO-T4", "ARO-T5", "ARO-T6", "ARO-X1", "ARO-X2", "ARO-F1",
                      "ARO-F2", "ARO-F3", "Claims ledger"):

@@ -54,7 +54,7 @@ def test_replay_into_a_fresh_store_and_skip_on_rerun(tmp_path):
     (run,) = client.search_runs([exp.experiment_id])
     assert run.data.metrics["aro/vg_attribution/macro_acc"] == 0.63
     assert run.data.params["n_items.vg"] == "5" and run.data.tags["dvc_stage"] == "evaluate@negclip-s1"
-    aro = client.get_experiment_by_name("aro")
+    aro = client.get_experiment_by_name("training")
     ft = client.search_runs([aro.experiment_id], filter_string="tags.dvc_stage = 'pretrain'")[0]
     hist = client.get_metric_history(ft.info.run_id, "contrastive_loss")
     assert [(m.step, m.value) for m in sorted(hist, key=lambda m: m.step)] == [(20, 3.0), (40, 2.5)]

@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .tracking import EVALUATE_EXPERIMENT, StageRun, check_key, flatten, git_commit
+from .tracking import (
+    EVALUATE_EXPERIMENT,
+    TRAINING_EXPERIMENT,
+    StageRun,
+    check_key,
+    flatten,
+    git_commit,
+    paper_tag,
+)
 
 
 @dataclass
@@ -63,12 +71,21 @@ def _finite(d: dict[str, Any]) -> dict[str, float]:
     return {k: v for k, v in d.items() if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
 
 
-def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[ReplayRun]:
-    """Every replayable stage output under ``root`` (a workspace after ``dvc repro`` / ``dvc pull``)."""
+def collect(root: str | Path, *, profile: str, params: dict[str, Any] | None = None) -> list[ReplayRun]:
+    """Every replayable stage output under ``root`` (a workspace after ``dvc repro`` / ``dvc pull``), tagged as
+    the stages tag their runs (``paper`` from ``params``' methods, see ``tracking.paper_tag``; default: the
+    workspace's params.yaml)."""
     root = Path(root)
     commit = git_commit(root)
+    if params is None:
+        import yaml
 
-    def tags(stage: str, method: str = "", seed: object = "") -> dict[str, str]:
+        path = root / "params.yaml"
+        params = yaml.safe_load(path.read_text()) if path.exists() else {}
+
+    def tags(stage: str, method: str = "", seed: object = "", *, of_method: str | None = None,
+             of_generator: str | None = None) -> dict[str, str]:
+        paper = paper_tag(params, method=of_method, generator=of_generator)
         return {"dvc_stage": stage, "git_commit": commit, "profile": profile, "paper": paper,
                 "method": method, "seed": str(seed), "replayed": "true"}
 
@@ -76,14 +93,14 @@ def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[Repla
     for stage, path in (("world", root / "data/world/summary.json"),
                         ("benchmarks", root / "data/benchmarks/summary.json")):
         if path.exists():
-            runs.append(ReplayRun(paper, stage, tags(stage), metrics=_numbers(_read(path))))
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, stage, tags(stage), metrics=_numbers(_read(path))))
     base = root / "models/base"
     if (base / "model.json").exists():
-        runs.append(ReplayRun(paper, "pretrain", tags("pretrain", "clip"), params=_read(base / "model.json"),
+        runs.append(ReplayRun(TRAINING_EXPERIMENT, "pretrain", tags("pretrain", "clip"), params=_read(base / "model.json"),
                               history=_read(base / "history.json") if (base / "history.json").exists() else []))
     for d in sorted((root / "data/mined").glob("*/")):
         if (d / "summary.json").exists():
-            runs.append(ReplayRun(paper, f"mine@{d.name}", tags(f"mine@{d.name}"),
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, f"mine@{d.name}", tags(f"mine@{d.name}", of_generator=d.name),
                                   metrics=_numbers(_read(d / "summary.json"))))
     for d in sorted((root / "models/lr").glob("*/")):
         if (d / "selection.json").exists():
@@ -91,13 +108,15 @@ def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[Repla
             metrics = {check_key(f"lr_{lr}/{k}"): float(v) for lr, m in sel.get("grid", {}).items()
                        for k, v in m.items()}
             metrics["selected_lr"] = float(sel["selected_lr"])
-            runs.append(ReplayRun(paper, f"select_lr@{d.name}", tags(f"select_lr@{d.name}", d.name),
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, f"select_lr@{d.name}",
+                                  tags(f"select_lr@{d.name}", d.name, of_method=d.name),
                                   params={k: v for k, v in sel.items() if k != "grid"}, metrics=metrics))
     for d in sorted((root / "models/finetune").glob("*/")):
         if (d / "model.json").exists():
             meta = _read(d / "model.json")
-            runs.append(ReplayRun(paper, f"finetune@{d.name}",
-                                  tags(f"finetune@{d.name}", meta.get("method", ""), meta.get("seed", "")),
+            method = meta.get("method", "")
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, f"finetune@{d.name}",
+                                  tags(f"finetune@{d.name}", method, meta.get("seed", ""), of_method=method),
                                   params=meta,
                                   history=_read(d / "history.json") if (d / "history.json").exists() else []))
     for d in sorted((root / "metrics").glob("*/")):
@@ -105,7 +124,7 @@ def collect(root: str | Path, *, profile: str, paper: str = "aro") -> list[Repla
             continue
         prov = _read(d / "provenance.json") if (d / "provenance.json").exists() else {}
         stage = prov.get("dvc_stage", f"evaluate@{d.name}")
-        t = tags(stage, prov.get("method", ""), prov.get("seed", ""))
+        t = tags(stage, prov.get("method", ""), prov.get("seed", ""), of_method=prov.get("method", ""))
         if prov.get("git_commit"):
             t["git_commit"] = prov["git_commit"]
         runs.append(ReplayRun(EVALUATE_EXPERIMENT, stage, t, params=prov, metrics=_read(d / "metrics.json")))

@@ -89,6 +89,26 @@ class StageRun:
             mlflow.log_artifact(str(path))
 
 
+#: The MLflow experiment of the stages that build and train (world, benchmarks, pretrain, mine@, select_lr@,
+#: finetune@); each run's ``paper`` tag says which paper it serves (``all`` for stages every paper shares).
+TRAINING_EXPERIMENT = "training"
+#: The ``paper`` tag of a stage every paper shares (the world, the benchmarks, the base model).
+ALL_PAPERS = "all"
+
+
+def paper_tag(params: Mapping[str, Any], *, method: str | None = None, generator: str | None = None) -> str:
+    """The ``paper`` tag of a stage: its method's ``paper`` (``methods.<m>.paper``), the papers of every method
+    trained on a generator's output (comma-joined), or :data:`ALL_PAPERS` (the base model, shared stages)."""
+    methods = params.get("methods") or {}
+    if method is not None and method in methods:
+        return str((methods[method] or {}).get("paper", ALL_PAPERS))
+    if generator is not None:
+        papers = sorted({str((m or {}).get("paper", ALL_PAPERS)) for m in methods.values()
+                         if (m or {}).get("generator") == generator})
+        return ",".join(papers) or ALL_PAPERS
+    return ALL_PAPERS
+
+
 #: The MLflow experiment holding one run per evaluated model (every paper's benchmarks, the same metric keys), so
 #: the UI's compare view is the cross-paper model x metric matrix.
 EVALUATE_EXPERIMENT = "evaluate"

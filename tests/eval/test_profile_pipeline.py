@@ -124,7 +124,7 @@ def test_paper_profile_dvc_repro(tmp_path):
     assert set(manifest["benchmarks"]) == set(BENCHMARKS)
     model_json = json.loads((work / "models" / "base" / "model.json").read_text())
     assert model_json["trained_on"] == f"resolved: {params['model']['weights']}"
-    assert (work / "reports" / "aro" / "index.html").stat().st_size > 0
+    assert (work / "reports" / "papers" / "aro" / "index.html").stat().st_size > 0
     assert not (work / "checkpoints").exists() or not any((work / "checkpoints").iterdir())
 
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from vlcomp.reporting.collect import summary
+from vlcomp.reporting.collect import methods_of, summary
 from vlcomp.reporting.ledger import CLEAR_MARGIN, aro_claims, ledger_table
+
+METHODS = methods_of({"methods": {"clip_ft": {"label": "CLIP-FT"}, "negclip": {"label": "NegCLIP"}}})
 
 CHANCE = {"coco": 0.001, "flickr30k": 0.001}
 
@@ -40,7 +42,7 @@ def _paper_like():
 
 
 def test_paper_numbers_hold_every_claim():
-    claims = aro_claims(_paper_like(), CHANCE)
+    claims = aro_claims(_paper_like(), CHANCE, METHODS)
     assert [c.id for c in claims] == ["a", "b", "c", "d"]
     assert all(c.held for c in claims), ledger_table(claims).to_string()
 
@@ -50,7 +52,7 @@ def test_one_bad_seed_breaks_a_margin():
     # NegCLIP seed 2 no better than CLIP-FT on VG-A: claim (c) must fail even though the mean still clears it
     mask = (long["method"] == "negclip") & (long["seed"] == "2") & (long["key"] == "aro/vg_attribution/macro_acc")
     long.loc[mask, "value"] = 0.66
-    claims = {c.id: c for c in aro_claims(long, CHANCE)}
+    claims = {c.id: c for c in aro_claims(long, CHANCE, METHODS)}
     assert not claims["c"].held
     cond = next(c for c in claims["c"].conditions if c.text.startswith("VG-A: NegCLIP - CLIP-FT"))
     assert min(cond.values) == pytest.approx(0.66 - 0.64)  # paired with CLIP-FT seed 2 (0.65 - 0.01)
@@ -60,14 +62,14 @@ def test_one_bad_seed_breaks_a_margin():
 def test_chance_level_base_fails_survival_claim():
     long = _paper_like()
     long.loc[long["key"].str.contains("shuffle_all_words"), "value"] = 0.005  # far below half of 0.5
-    claims = {c.id: c for c in aro_claims(long, CHANCE)}
+    claims = {c.id: c for c in aro_claims(long, CHANCE, METHODS)}
     assert not claims["b"].held
 
 
 def test_missing_metric_is_not_held():
     long = _paper_like()
     long = long[long["key"] != "aro/flickr30k_order/acc"]
-    claims = {c.id: c for c in aro_claims(long, CHANCE)}
+    claims = {c.id: c for c in aro_claims(long, CHANCE, METHODS)}
     assert not claims["c"].held
     table = ledger_table(list(claims.values()))
     assert (table["values over seeds"] == "missing").any()

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from vlcomp.reporting.collect import methods_of
 from vlcomp.reporting.matrix import headline_columns, heatmap_png, model_matrix, not_expressible, wide
+
+# params order and labels: methods listed in params come first, in params order, with their labels
+METHODS = methods_of({"methods": {"negclip": {"label": "NegCLIP"}, "clip_ft": {"label": "CLIP-FT"}}})
 
 
 def _long() -> pd.DataFrame:
@@ -23,12 +27,14 @@ def test_matrix_by_hand():
     assert m.loc[("negclip", "aro/vg_relation/macro_acc"), "std"] == pytest.approx(0.1)  # sample std (ddof=1)
     assert m.loc[("negclip", "ccneg/acc"), "std"] == pytest.approx(((0.1**2 + 0.1**2 + 0.2**2) / 2) ** 0.5)
     assert m.loc[("clip", "ccneg/acc"), "n"] == 1 and m.loc[("clip", "ccneg/acc"), "std"] == 0
-    table = wide(model_matrix(_long(), cols), cols).set_index("model")
-    assert list(table.index) == ["CLIP", "NegCLIP", "newmethod"]  # known order first, a new method is kept
+    table = wide(model_matrix(_long(), cols, METHODS), cols, METHODS).set_index("model")
+    assert list(table.index) == ["CLIP", "NegCLIP", "newmethod"]  # params order first, a method not in params kept
     assert table.loc["NegCLIP", "aro/vg_relation/macro_acc"] == "0.700 ± 0.100 (n=3)"
     assert table.loc["newmethod", "aro/vg_relation/macro_acc"] == "--"
-    png = heatmap_png(model_matrix(_long(), cols), cols)
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == heatmap_png(model_matrix(_long(), cols), cols)  # byte-stable
+    png = heatmap_png(model_matrix(_long(), cols), cols, METHODS)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png == heatmap_png(model_matrix(_long(), cols), cols, METHODS)  # stable
+    # no methods given: the base model first, every other method by name, labelled by name
+    assert list(wide(model_matrix(_long(), cols), cols).set_index("model").index) == ["CLIP", "negclip", "newmethod"]
 
 
 def test_headlines_come_from_the_benchmark_records():

@@ -6,8 +6,10 @@ import pandas as pd
 import pytest
 
 from vlcomp.reporting import aro
-from vlcomp.reporting.collect import summary
+from vlcomp.reporting.collect import methods_of, summary
 from vlcomp.reporting.paper_values import load_paper_values
+
+METHODS = methods_of({"methods": {"clip_ft": {"label": "CLIP-FT"}, "negclip": {"label": "NegCLIP"}}})
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +29,7 @@ def summ() -> pd.DataFrame:
 
 
 def test_t6_has_every_row_and_the_paper_values(summ, paper):
-    t6 = aro.table_t6(summ, paper)
+    t6 = aro.table_t6(summ, paper, METHODS)
     assert list(t6["Task"]) == [r[1] for r in aro.T6_ROWS]
     row = t6[t6["Task"] == "COCO-PRC"].iloc[0]
     assert row["NegCLIP (paper)"] == "0.86"
@@ -37,7 +39,7 @@ def test_t6_has_every_row_and_the_paper_values(summ, paper):
 
 
 def test_t6_long_difference(summ, paper):
-    long = aro.comparison_long(summ, paper)
+    long = aro.comparison_long(summ, paper, METHODS)
     r = long[(long["task"] == "VG-Relation") & (long["model"] == "NegCLIP")].iloc[0]
     assert r["paper"] == pytest.approx(0.81)
     assert r["difference"] == pytest.approx(0.6 - 0.81)
@@ -45,26 +47,26 @@ def test_t6_long_difference(summ, paper):
 
 
 def test_t3_t4_cover_every_strategy_and_paper_only_rows(summ, paper):
-    t3 = aro.table_shuffled_retrieval(summ, paper, "ARO-T3")
+    t3 = aro.table_shuffled_retrieval(summ, paper, "ARO-T3", METHODS)
     assert len(t3) == 2 * 6 * 6  # datasets x strategies x (3 toy + 3 paper-only models)
     blip = t3[(t3["Model"] == "BLIP") & (t3["Strategy"] == "Shuffle all words") & (t3["Dataset"] == "COCO")].iloc[0]
     assert blip["Text R@1 (toy)"] == "paper only"
     assert blip["Text R@1 (paper)"] == "0.690 ± 0.004"
-    t4 = aro.table_shuffled_retrieval(summ, paper, "ARO-T4")
+    t4 = aro.table_shuffled_retrieval(summ, paper, "ARO-T4", METHODS)
     assert len(t4) == 2 * 4 * 6
 
 
 def test_t5_and_x1_mark_paper_only_models(summ, paper):
-    t5 = aro.table_t5(summ, paper)
+    t5 = aro.table_t5(summ, paper, METHODS)
     flava = t5[(t5["Model"] == "FLAVA") & (t5["Dataset"] == "COCO-PRC")].iloc[0]
     assert flava["Accuracy (toy)"] == "paper only" and flava["Accuracy (paper)"] == "0.039 ± 0.001"
-    x1 = aro.table_x1(summ, paper)
+    x1 = aro.table_x1(summ, paper, METHODS)
     assert x1.set_index("Model").loc["BLIP", "VG-A macro acc (paper)"] == "0.88"
 
 
 def test_t2_fills_paper_columns_only_for_shared_relations(summ, paper):
     t2 = aro.table_t2(summ, paper, {"to the left of": 10, "pointing at": 5}, {"to the left of": "spatial",
-                                                                             "pointing at": "verbs"})
+                                                                             "pointing at": "verbs"}, METHODS)
     left = t2[t2["Relation"] == "to the left of"].iloc[0]
     assert left["CLIP (paper)"] == "0.49" and left["# paper samples"] == 7741 and left["# toy cases"] == 10
     point = t2[t2["Relation"] == "pointing at"].iloc[0]
@@ -80,7 +82,7 @@ def test_wrong_image_table_by_hand() -> None:
                 rows += [{"model": f"{method}{seed}", "method": method, "seed": seed, "key": own_key, "value": o},
                          {"model": f"{method}{seed}", "method": method, "seed": seed, "key": wrong_key, "value": w},
                          {"model": f"{method}{seed}", "method": method, "seed": seed, "key": cos_key, "value": 0.99}]
-    t = aro.table_wrong_image(summary(pd.DataFrame(rows))).set_index("Model")
+    t = aro.table_wrong_image(summary(pd.DataFrame(rows)), METHODS).set_index("Model")
     assert t.loc["NegCLIP", "VG-Attribution, own image"].startswith("0.850 ± ")
     assert t.loc["NegCLIP", "VG-Attribution, wrong image"] == "0.700"
     assert t.loc["NegCLIP", "VG-Relation, own - wrong"] == "0.150"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.retrieval import metric_key as retrieval_key
-from .collect import METHOD_LABEL, METHOD_ORDER, value
+from .collect import Methods, value
 from .paper_values import lookup
 from .render import fmt
 
@@ -53,31 +53,31 @@ def _paper(paper: pd.DataFrame, artifact: str, dataset: str, model: str, metric:
     return fmt(v, s) if s is not None else f"{v:g}"
 
 
-def comparison_long(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+def comparison_long(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     """Every ARO-T6 number: reproduced mean/std/n over seeds, paper value, difference."""
     rows = []
     for group, task, key, ds, metric in T6_ROWS:
-        for m in METHOD_ORDER:
+        for m in methods.order:
             p = lookup(paper, "ARO-T6", ds, m, metric)
             mean, std = value(summ, m, key), value(summ, m, key, "std")
-            rows.append({"artifact": "ARO-T6", "group": group, "task": task, "model": METHOD_LABEL[m], "metric_key": key,
+            rows.append({"artifact": "ARO-T6", "group": group, "task": task, "model": methods.label(m), "metric_key": key,
                          "reproduced": mean, "std_over_seeds": std, "n_seeds": value(summ, m, key, "n_seeds"),
                          "paper": p, "difference": (mean - p) if p is not None else np.nan})
     return pd.DataFrame(rows)
 
 
-def table_t6(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+def table_t6(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     rows = []
     for group, task, key, ds, metric in T6_ROWS:
         row = {"Group": group, "Task": task}
-        for m in METHOD_ORDER:
-            row[f"{METHOD_LABEL[m]} (toy)"] = _cell(summ, m, key)
-            row[f"{METHOD_LABEL[m]} (paper)"] = _paper(paper, "ARO-T6", ds, m, metric)
+        for m in methods.order:
+            row[f"{methods.label(m)} (toy)"] = _cell(summ, m, key)
+            row[f"{methods.label(m)} (paper)"] = _paper(paper, "ARO-T6", ds, m, metric)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], groups: dict[str, str]) -> pd.DataFrame:
+def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], groups: dict[str, str], methods: Methods) -> pd.DataFrame:
     """Per-relation accuracy of the toy models; the paper's columns where a toy relation has a Table 2 twin."""
     rows = []
     macro = (("Accuracy (overall, macro)", "aro/vg_relation/macro_acc", "overall"),
@@ -85,19 +85,19 @@ def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], g
              ("Accuracy (verbs, macro)", "aro/vg_relation/verbs_macro_acc", "verbs"))
     for label, key, pgroup in macro:
         row = {"Relation": label, "Group": ""}
-        for m in METHOD_ORDER:
-            row[f"{METHOD_LABEL[m]} (toy)"] = _cell(summ, m, key)
+        for m in methods.order:
+            row[f"{methods.label(m)} (toy)"] = _cell(summ, m, key)
         for m in ("clip", "negclip", "clip_ft", *PAPER_ONLY):
-            row[f"{METHOD_LABEL[m]} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", pgroup)
+            row[f"{methods.label(m)} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", pgroup)
         row["# toy cases"], row["# paper samples"] = "", ""
         rows.append(row)
     for rel in sorted(n_cases, key=lambda r: (groups.get(r, "~"), r)):
         key = f"aro/vg_relation/rel/{rel.replace(' ', '_')}/acc"
         row = {"Relation": rel, "Group": groups.get(rel, "excluded (symmetric)")}
-        for m in METHOD_ORDER:
-            row[f"{METHOD_LABEL[m]} (toy)"] = _cell(summ, m, key)
+        for m in methods.order:
+            row[f"{methods.label(m)} (toy)"] = _cell(summ, m, key)
         for m in ("clip", "negclip", "clip_ft", *PAPER_ONLY):
-            row[f"{METHOD_LABEL[m]} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "acc", rel)
+            row[f"{methods.label(m)} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "acc", rel)
         row["# toy cases"] = n_cases[rel]
         ps = lookup(paper, "ARO-T2", "vg_relation", "", "n_samples", rel)
         row["# paper samples"] = int(ps) if ps is not None else "--"
@@ -105,11 +105,11 @@ def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], g
     return pd.DataFrame(rows)
 
 
-def table_x1(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+def table_x1(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     rows = []
-    for m in (*METHOD_ORDER, *PAPER_ONLY):
-        toy = _cell(summ, m, "aro/vg_attribution/macro_acc") if m in METHOD_ORDER else "paper only"
-        rows.append({"Model": METHOD_LABEL[m], "VG-A macro acc (toy)": toy,
+    for m in (*methods.order, *PAPER_ONLY):
+        toy = _cell(summ, m, "aro/vg_attribution/macro_acc") if m in methods.order else "paper only"
+        rows.append({"Model": methods.label(m), "VG-A macro acc (toy)": toy,
                      "VG-A macro acc (paper)": _paper(paper, "ARO-X1", "vg_attribution", m, "macro_acc")})
     return pd.DataFrame(rows)
 
@@ -120,15 +120,15 @@ WRONG_IMAGE_ROWS = (("VG-Relation", "aro/vg_relation/macro_acc", "aro/vg_relatio
                      "aro/vg_attribution/text_swap_cosine"))
 
 
-def table_wrong_image(summ: pd.DataFrame) -> pd.DataFrame:
+def table_wrong_image(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     """The wrong-image control (not a paper artifact): each VG case scored with its own image and with another
     case's image. What survives the wrong image is a language prior over which caption is plausible; the rest,
     "own - wrong", is what the model reads off the image. "text cos(true, false)" is the mean cosine between the
     two captions' text embeddings (near 1: the text tower hardly tells a caption from its swap). Mean ± std over
     training seeds."""
     rows = []
-    for m in METHOD_ORDER:
-        row = {"Model": METHOD_LABEL[m]}
+    for m in methods.order:
+        row = {"Model": methods.label(m)}
         for task, own, wrong, cos in WRONG_IMAGE_ROWS:
             row[f"{task}, own image"] = _cell(summ, m, own)
             row[f"{task}, wrong image"] = _cell(summ, m, wrong)
@@ -138,40 +138,40 @@ def table_wrong_image(summ: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table_x2(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+def table_x2(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     rows = []
-    for m in (*METHOD_ORDER, *PAPER_ONLY):
-        row = {"Model": METHOD_LABEL[m]}
+    for m in (*methods.order, *PAPER_ONLY):
+        row = {"Model": methods.label(m)}
         for g, key in (("spatial", "aro/vg_relation/spatial_macro_acc"), ("verbs", "aro/vg_relation/verbs_macro_acc")):
-            row[f"{g} (toy)"] = _cell(summ, m, key) if m in METHOD_ORDER else "paper only"
+            row[f"{g} (toy)"] = _cell(summ, m, key) if m in methods.order else "paper only"
             row[f"{g} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", g)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def table_t5(summ: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+def table_t5(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     rows = []
     for ds, label, key in (("flickr30k_order", "Flickr30k-PRC", "aro/flickr30k_order/acc"),
                            ("coco_order", "COCO-PRC", "aro/coco_order/acc")):
-        for m in (*METHOD_ORDER, *PAPER_ONLY, "chance"):
-            toy = _cell(summ, m, key, key + "_std") if m in METHOD_ORDER else ("0.2" if m == "chance" else "paper only")
-            rows.append({"Dataset": label, "Model": METHOD_LABEL[m], "Accuracy (toy)": toy,
+        for m in (*methods.order, *PAPER_ONLY, "chance"):
+            toy = _cell(summ, m, key, key + "_std") if m in methods.order else ("0.2" if m == "chance" else "paper only")
+            rows.append({"Dataset": label, "Model": methods.label(m), "Accuracy (toy)": toy,
                          "Accuracy (paper)": _paper(paper, "ARO-T5", ds, m, "acc")})
     return pd.DataFrame(rows)
 
 
-def table_shuffled_retrieval(summ: pd.DataFrame, paper: pd.DataFrame, artifact: str) -> pd.DataFrame:
+def table_shuffled_retrieval(summ: pd.DataFrame, paper: pd.DataFrame, artifact: str, methods: Methods) -> pd.DataFrame:
     """ARO-T3 (caption shuffles) or ARO-T4 (image shuffles): mean ± std over shuffle seeds (CLIP) or over
     training seeds (fine-tuned models, whose per-seed values are already means over shuffle seeds)."""
     labels = TEXT_STRATEGY_LABELS if artifact == "ARO-T3" else IMAGE_STRATEGY_LABELS
     rows = []
     for ds in ("coco", "flickr30k"):
         for strategy, slabel in labels.items():
-            for m in (*METHOD_ORDER, *PAPER_ONLY):
-                row = {"Dataset": DATASET_LABEL[ds], "Strategy": slabel, "Model": METHOD_LABEL[m]}
+            for m in (*methods.order, *PAPER_ONLY):
+                row = {"Dataset": DATASET_LABEL[ds], "Strategy": slabel, "Model": methods.label(m)}
                 for mlabel, metric in RETRIEVAL_METRICS:
                     key = retrieval_key(ds, strategy, metric)
-                    row[f"{mlabel} (toy)"] = _cell(summ, m, key, key + "_std") if m in METHOD_ORDER else "paper only"
+                    row[f"{mlabel} (toy)"] = _cell(summ, m, key, key + "_std") if m in methods.order else "paper only"
                     row[f"{mlabel} (paper)"] = _paper(paper, artifact, ds, m, metric, strategy)
                 rows.append(row)
     return pd.DataFrame(rows)

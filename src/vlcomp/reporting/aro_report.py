@@ -18,7 +18,7 @@ from ..io import read_json  # noqa: E402
 from ..world import Split  # noqa: E402
 from . import aro, figures  # noqa: E402
 from .artifacts import artifact_inventory  # noqa: E402
-from .collect import METHOD_LABEL, collect, provenance, summary  # noqa: E402
+from .collect import Methods, collect, methods_of, provenance, summary  # noqa: E402
 from .ledger import aro_claims, ledger_table  # noqa: E402
 from .negatives import negative_composition as composition  # noqa: E402
 from .paper_values import load_paper_values  # noqa: E402
@@ -36,6 +36,7 @@ class ReportContext:
     world_dir: Path
     benchmarks_dir: Path
     models_dir: Path
+    methods: Methods  # the report's methods, order and labels (params: methods with paper: aro)
 
     @property
     def profile(self) -> str:
@@ -47,7 +48,12 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
     with open(params_path) as f:
         params = yaml.safe_load(f)
     return ReportContext(long, summary(long), load_paper_values("aro"), params, Path(world_dir), Path(benchmarks_dir),
-                         Path(models_dir))
+                         Path(models_dir), methods_of(params, "aro"))
+
+
+def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:
+    """The NegCLIP method's training data: ``<mined_root>/<methods.negclip.generator>``."""
+    return Path(mined_root) / ctx.params["methods"]["negclip"]["generator"]
 
 
 def save(ctx: ReportContext, out_dir: str, name: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -62,7 +68,7 @@ def intro_markdown(ctx: ReportContext) -> str:
                      "from scratch in this pipeline; it tests the paper's claims in a controlled setting and is not "
                      "expected to match the paper's magnitudes. Rows for BLIP, X-VLM and FLAVA carry the paper's "
                      "numbers only (*paper only*). ")
-    parts.append("Training seeds per method: " + ", ".join(f"{METHOD_LABEL[m]} {n}" for m, n in sorted(seeds.items())) + ".")
+    parts.append("Training seeds per method: " + ", ".join(f"{ctx.methods.label(m)} {n}" for m, n in sorted(seeds.items())) + ".")
     return "".join(parts)
 
 
@@ -97,7 +103,7 @@ def _chance_r1(ctx: ReportContext) -> dict[str, float]:
 
 
 def _claims(ctx: ReportContext):
-    return aro_claims(ctx.long, _chance_r1(ctx))
+    return aro_claims(ctx.long, _chance_r1(ctx), ctx.methods)
 
 
 def ledger(ctx: ReportContext) -> pd.DataFrame:
@@ -112,11 +118,11 @@ def ledger_markdown(ctx: ReportContext) -> str:
 
 
 def t6(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_t6(ctx.summ, ctx.paper)
+    return aro.table_t6(ctx.summ, ctx.paper, ctx.methods)
 
 
 def t6_long(ctx: ReportContext) -> pd.DataFrame:
-    return aro.comparison_long(ctx.summ, ctx.paper)
+    return aro.comparison_long(ctx.summ, ctx.paper, ctx.methods)
 
 
 def t2(ctx: ReportContext) -> pd.DataFrame:
@@ -131,31 +137,31 @@ def t2(ctx: ReportContext) -> pd.DataFrame:
         with open(inputs["aro_relation_groups"]) as f:
             groups = json.load(f)
     n_cases = pd.Series([r["relation_name"] for r in records]).value_counts().to_dict()
-    return aro.table_t2(ctx.summ, ctx.paper, n_cases, groups)
+    return aro.table_t2(ctx.summ, ctx.paper, n_cases, groups, ctx.methods)
 
 
 def x1(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_x1(ctx.summ, ctx.paper)
+    return aro.table_x1(ctx.summ, ctx.paper, ctx.methods)
 
 
 def wrong_image(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_wrong_image(ctx.summ)
+    return aro.table_wrong_image(ctx.summ, ctx.methods)
 
 
 def x2(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_x2(ctx.summ, ctx.paper)
+    return aro.table_x2(ctx.summ, ctx.paper, ctx.methods)
 
 
 def t5(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_t5(ctx.summ, ctx.paper)
+    return aro.table_t5(ctx.summ, ctx.paper, ctx.methods)
 
 
 def t3(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_shuffled_retrieval(ctx.summ, ctx.paper, "ARO-T3")
+    return aro.table_shuffled_retrieval(ctx.summ, ctx.paper, "ARO-T3", ctx.methods)
 
 
 def t4(ctx: ReportContext) -> pd.DataFrame:
-    return aro.table_shuffled_retrieval(ctx.summ, ctx.paper, "ARO-T4")
+    return aro.table_shuffled_retrieval(ctx.summ, ctx.paper, "ARO-T4", ctx.methods)
 
 
 def t1(ctx: ReportContext) -> pd.DataFrame:
@@ -176,11 +182,11 @@ def t1(ctx: ReportContext) -> pd.DataFrame:
 
 def fig(ctx: ReportContext, out_dir: str, name: str) -> Path:
     if name == "ARO-F1":
-        f = figures.figure1(ctx.summ, ctx.paper)
+        f = figures.figure1(ctx.summ, ctx.paper, ctx.methods)
     elif name == "ARO-F2":
-        f = figures.figure2(ctx.summ)
+        f = figures.figure2(ctx.summ, ctx.methods)
     elif name == "ARO-F3":
-        f = figures.figure3(ctx.summ, ctx.paper)
+        f = figures.figure3(ctx.summ, ctx.paper, ctx.methods)
     elif name == "training_curves":
         f = training_curves(ctx)
     else:
@@ -221,7 +227,7 @@ def lr_selection(ctx: ReportContext) -> pd.DataFrame:
         with open(path) as f:
             sel = json.load(f)
         for lr, m in sel["grid"].items():
-            rows.append({"method": METHOD_LABEL.get(sel["method"], sel["method"]), "lr": float(lr),
+            rows.append({"method": ctx.methods.label(sel["method"]), "lr": float(lr),
                          "val mean R@1": round(m["mean_recall_at_1"], 4), "selected": float(lr) == sel["selected_lr"],
                          "sweep epochs": sel["sweep_epochs"]})
     return pd.DataFrame(rows)

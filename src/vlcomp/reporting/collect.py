@@ -3,14 +3,42 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-METHOD_ORDER = ("clip", "clip_ft", "negclip")
-METHOD_LABEL = {"clip": "CLIP", "clip_ft": "CLIP-FT", "negclip": "NegCLIP", "xvlm": "X-VLM", "blip": "BLIP",
-                "flava": "FLAVA", "chance": "chance"}
+BASE_METHOD = "clip"  # the pretrained base model every method starts from (evaluate_base)
+#: models the reports show that are no method of params: the base model, the papers' other models (their printed
+#: numbers only) and chance rows
+REFERENCE_LABELS = {BASE_METHOD: "CLIP", "xvlm": "X-VLM", "blip": "BLIP", "flava": "FLAVA", "chance": "chance"}
+
+
+@dataclass(frozen=True)
+class Methods:
+    """The methods a report shows, in order (the base model first, then ``methods`` of params in their order),
+    with their labels (``methods.<name>.label``; a method without one is shown by its name)."""
+
+    order: tuple[str, ...]
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self, method: str) -> str:
+        return self.labels.get(method, REFERENCE_LABELS.get(method, method))
+
+    def __iter__(self):
+        return iter(self.order)
+
+    def __contains__(self, method: object) -> bool:
+        return method in self.order
+
+
+def methods_of(params: Mapping, paper: str | None = None) -> Methods:
+    """The base model and every method of ``params`` (those of ``paper`` only, when given), in params order."""
+    ms = params.get("methods") or {}
+    chosen = [m for m, v in ms.items() if paper is None or (v or {}).get("paper", "aro") == paper]
+    return Methods((BASE_METHOD, *chosen), {m: (ms[m] or {}).get("label") or m for m in chosen})
 
 
 def collect(metrics_dir: str | Path) -> pd.DataFrame:
@@ -33,9 +61,9 @@ def collect(metrics_dir: str | Path) -> pd.DataFrame:
 
 
 def per_seed(long: pd.DataFrame, key: str) -> dict[str, np.ndarray]:
-    """Values of one metric per method, one entry per training seed (CLIP: the single base model)."""
+    """Values of one metric per method present, one entry per training seed (CLIP: the single base model)."""
     sub = long[long["key"] == key]
-    return {m: sub.loc[sub["method"] == m, "value"].to_numpy() for m in METHOD_ORDER if (sub["method"] == m).any()}
+    return {m: g["value"].to_numpy() for m, g in sub.groupby("method", sort=False)}
 
 
 def summary(long: pd.DataFrame) -> pd.DataFrame:

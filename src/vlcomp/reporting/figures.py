@@ -19,13 +19,18 @@ from .aro import (
     radar_paper_value,
     radar_value,  # noqa: E402
 )
-from .collect import METHOD_LABEL, METHOD_ORDER, value  # noqa: E402
+from .collect import Methods, value  # noqa: E402
 from .paper_values import lookup  # noqa: E402
 
-TOY_COLOURS = {"clip": "#4c72b0", "clip_ft": "#dd8452", "negclip": "#55a868"}
+TOY_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 
 
-def figure1(summ: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
+def toy_colour(methods: Methods, method: str) -> str:
+    """A method's colour: its position in the report's method order (CLIP, CLIP-FT, NegCLIP keep theirs)."""
+    return TOY_PALETTE[methods.order.index(method) % len(TOY_PALETTE)]
+
+
+def figure1(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> plt.Figure:
     """ARO-F1: per-model accuracy on VG-R, VG-A and the Order tasks; toy models solid (± std over seeds),
     the paper's four VLMs hatched ("paper only"); dashed line = chance."""
     panels = (("VG-Relation", "aro/vg_relation/macro_acc", ("ARO-T6", "vg_relation", "macro_acc"), 0.5),
@@ -35,14 +40,14 @@ def figure1(summ: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4), sharey=True)
     for ax, (title, key, (art, ds, metric), chance) in zip(axes, panels, strict=True):
         labels, heights, errs, colours, hatches = [], [], [], [], []
-        for m in METHOD_ORDER:
+        for m in methods.order:
             std = value(summ, m, key, "std")
             if (std != std or std == 0) and key.endswith("order/acc"):
                 std = value(summ, m, key + "_std")
-            labels.append(f"{METHOD_LABEL[m]}\n(toy)")
+            labels.append(f"{methods.label(m)}\n(toy)")
             heights.append(value(summ, m, key))
             errs.append(0 if std != std else std)
-            colours.append(TOY_COLOURS[m])
+            colours.append(toy_colour(methods, m))
             hatches.append("")
         for m in ("clip", *PAPER_ONLY):
             v = lookup(paper, art if m != "clip" or art != "ARO-T6" else "ARO-T6", ds, m, metric)
@@ -50,7 +55,7 @@ def figure1(summ: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
                 v = lookup(paper, "ARO-T2", ds, m, metric, "overall")
             if v is None:
                 continue
-            labels.append(f"{METHOD_LABEL[m]}\n(paper)")
+            labels.append(f"{methods.label(m)}\n(paper)")
             heights.append(v)
             errs.append(0)
             colours.append("#bbbbbb")
@@ -67,15 +72,15 @@ def figure1(summ: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def figure2(summ: pd.DataFrame) -> plt.Figure:
+def figure2(summ: pd.DataFrame, methods: Methods) -> plt.Figure:
     """ARO-F2: image->text R@1 under caption shuffles (top) and image shuffles (bottom), toy models; error bars
     are std over shuffle seeds (CLIP) or over training seeds (fine-tuned models)."""
     fig, axes = plt.subplots(2, 2, figsize=(13, 6.5), sharey=True)
     for row, labels in enumerate((TEXT_STRATEGY_LABELS, IMAGE_STRATEGY_LABELS)):
         for col, ds in enumerate(("coco", "flickr30k")):
             ax = axes[row, col]
-            width = 0.8 / len(METHOD_ORDER)
-            for j, m in enumerate(METHOD_ORDER):
+            width = 0.8 / len(methods.order)
+            for j, m in enumerate(methods.order):
                 ys, es = [], []
                 for strategy in labels:
                     key = retrieval_key(ds, strategy, "i2t/recall_at_1")
@@ -84,8 +89,8 @@ def figure2(summ: pd.DataFrame) -> plt.Figure:
                         e = value(summ, m, key + "_std")
                     ys.append(y)
                     es.append(0 if e != e else e)
-                ax.bar(np.arange(len(labels)) + j * width, ys, width, yerr=es, capsize=2, color=TOY_COLOURS[m],
-                       label=f"{METHOD_LABEL[m]} (toy)")
+                ax.bar(np.arange(len(labels)) + j * width, ys, width, yerr=es, capsize=2, color=toy_colour(methods, m),
+                       label=f"{methods.label(m)} (toy)")
             ax.set_xticks(np.arange(len(labels)) + width, list(labels.values()), rotation=25, ha="right", fontsize=7)
             ax.set_title(f"{DATASET_LABEL[ds]}: {'caption' if row == 0 else 'image'} shuffles")
             ax.set_ylabel("Text R@1 (image→text)")
@@ -94,17 +99,17 @@ def figure2(summ: pd.DataFrame) -> plt.Figure:
     return fig
 
 
-def figure3(summ: pd.DataFrame, paper: pd.DataFrame) -> plt.Figure:
+def figure3(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> plt.Figure:
     """ARO-F3 (radar): CLIP vs CLIP-FT vs NegCLIP over 4 compositional and 5 downstream tasks; the paper's
     Table 6 values in a second panel for comparison."""
     axes_def = radar_axes()
     angles = np.linspace(0, 2 * np.pi, len(axes_def), endpoint=False).tolist()
     fig, axs = plt.subplots(1, 2, figsize=(12, 5.5), subplot_kw={"polar": True})
     for ax, source in zip(axs, ("toy", "paper"), strict=True):
-        for m in METHOD_ORDER:
+        for m in methods.order:
             vals = [radar_value(summ, m, k) if source == "toy" else radar_paper_value(paper, m, k) for _, k in axes_def]
-            ax.plot(angles + angles[:1], vals + vals[:1], label=METHOD_LABEL[m], color=TOY_COLOURS[m])
-            ax.fill(angles + angles[:1], vals + vals[:1], alpha=0.08, color=TOY_COLOURS[m])
+            ax.plot(angles + angles[:1], vals + vals[:1], label=methods.label(m), color=toy_colour(methods, m))
+            ax.fill(angles + angles[:1], vals + vals[:1], alpha=0.08, color=toy_colour(methods, m))
         ax.set_xticks(angles, [name for name, _ in axes_def], fontsize=7)
         for tick, (name, _) in zip(ax.get_xticklabels(), axes_def, strict=True):
             tick.set_color("tab:blue" if name in ("VG-Relation", "VG-Attribution", "COCO Order", "Flickr30k Order")

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks.retrieval import metric_key as retrieval_key
-from .collect import METHOD_LABEL, per_seed
+from .collect import Methods, per_seed
 
 WEAK_MAX = 0.65
 """'Weak' on a 2-way task: at most 0.65 (paper CLIP: VG-R 0.59, VG-A 0.62; chance 0.50)."""
@@ -57,35 +57,35 @@ def _fmt(values: list[float]) -> str:
     return f"{v.mean():.3f} (min {v.min():.3f}, max {v.max():.3f}, n={v.size})"
 
 
-def _at_most(long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+def _at_most(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
     vals = list(per_seed(long, key).get(method, []))
-    return Condition(f"{METHOD_LABEL[method]} {what} <= {bound}", vals, bool(vals) and max(vals) <= bound)
+    return Condition(f"{methods.label(method)} {what} <= {bound}", vals, bool(vals) and max(vals) <= bound)
 
 
-def _margin(long: pd.DataFrame, better: str, worse: str, key: str, margin: float, what: str) -> Condition:
+def _margin(methods: Methods, long: pd.DataFrame, better: str, worse: str, key: str, margin: float, what: str) -> Condition:
     """``better - worse >= margin`` for every seed of ``better`` against the mean of ``worse`` over its seeds
     (CLIP has one base model; for CLIP-FT vs NegCLIP, seed i is paired with seed i when both exist)."""
     vals = per_seed(long, key)
     b, w = vals.get(better, np.array([])), vals.get(worse, np.array([]))
     if len(b) == 0 or len(w) == 0:
-        return Condition(f"{what}: {METHOD_LABEL[better]} - {METHOD_LABEL[worse]} >= {margin}", [], False)
+        return Condition(f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}", [], False)
     diffs = list(b - w) if len(b) == len(w) else list(b - w.mean())
-    return Condition(f"{what}: {METHOD_LABEL[better]} - {METHOD_LABEL[worse]} >= {margin}", diffs,
+    return Condition(f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}", diffs,
                      min(diffs) >= margin)
 
 
-def _ratio(long: pd.DataFrame, method: str, num: str, den: str, bound: float, what: str) -> Condition:
+def _ratio(methods: Methods, long: pd.DataFrame, method: str, num: str, den: str, bound: float, what: str) -> Condition:
     n, d = per_seed(long, num).get(method, []), per_seed(long, den).get(method, [])
     vals = [a / b for a, b in zip(n, d, strict=False) if b > 0]
-    return Condition(f"{METHOD_LABEL[method]} {what} >= {bound}", vals, bool(vals) and min(vals) >= bound)
+    return Condition(f"{methods.label(method)} {what} >= {bound}", vals, bool(vals) and min(vals) >= bound)
 
 
-def _at_least(long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+def _at_least(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
     vals = list(per_seed(long, key).get(method, []))
-    return Condition(f"{METHOD_LABEL[method]} {what} >= {bound:.4g}", vals, bool(vals) and min(vals) >= bound)
+    return Condition(f"{methods.label(method)} {what} >= {bound:.4g}", vals, bool(vals) and min(vals) >= bound)
 
 
-def aro_claims(long: pd.DataFrame, chance_r1: dict[str, float]) -> list[Claim]:
+def aro_claims(long: pd.DataFrame, chance_r1: dict[str, float], methods: Methods) -> list[Claim]:
     """The four headline claims of the issue, evaluated on the collected metrics.
 
     ``chance_r1`` maps ``coco``/``flickr30k`` to the image->text R@1 of a random ranking on that test split.
@@ -94,32 +94,32 @@ def aro_claims(long: pd.DataFrame, chance_r1: dict[str, float]) -> list[Claim]:
     orders = {"COCO-Order": "aro/coco_order/acc", "Flickr30k-Order": "aro/flickr30k_order/acc"}
     a = Claim("a", "Base CLIP is weak on VG-Relation and VG-Attribution, far below what NegCLIP reaches.",
               "CLIP 0.59 / 0.62 vs NegCLIP 0.81 / 0.71 (Table 6); chance 0.50")
-    a.conditions = [_at_most(long, "clip", vgr, WEAK_MAX, "VG-R macro acc"),
-                    _at_most(long, "clip", vga, WEAK_MAX, "VG-A macro acc"),
-                    _margin(long, "negclip", "clip", vgr, CLEAR_MARGIN, "VG-R"),
-                    _margin(long, "negclip", "clip", vga, CLEAR_MARGIN, "VG-A")]
+    a.conditions = [_at_most(methods, long, "clip", vgr, WEAK_MAX, "VG-R macro acc"),
+                    _at_most(methods, long, "clip", vga, WEAK_MAX, "VG-A macro acc"),
+                    _margin(methods, long, "negclip", "clip", vgr, CLEAR_MARGIN, "VG-R"),
+                    _margin(methods, long, "negclip", "clip", vga, CLEAR_MARGIN, "VG-A")]
     b = Claim("b", "Retrieval survives caption shuffles (R@1 keeps most of its value, far above chance), while the "
               "order task shows the model cannot tell the original from its shuffles.",
               "CLIP COCO text R@1 0.503 -> 0.341 (shuffle all words, Table 3); COCO-Order 0.46 (Table 5)")
     for ds in ("coco", "flickr30k"):
         none = retrieval_key(ds, "none", "i2t/recall_at_1")
         shuf = retrieval_key(ds, "shuffle_all_words", "i2t/recall_at_1")
-        b.conditions.append(_ratio(long, "clip", shuf, none, SURVIVES_RATIO, f"{ds} i2t R@1 shuffled/unshuffled"))
-        b.conditions.append(_at_least(long, "clip", shuf, ABOVE_CHANCE_FACTOR * chance_r1[ds],
+        b.conditions.append(_ratio(methods, long, "clip", shuf, none, SURVIVES_RATIO, f"{ds} i2t R@1 shuffled/unshuffled"))
+        b.conditions.append(_at_least(methods, long, "clip", shuf, ABOVE_CHANCE_FACTOR * chance_r1[ds],
                                       f"{ds} i2t R@1 on shuffled captions (10x chance)"))
-    b.conditions.append(_at_most(long, "clip", orders["COCO-Order"], ORDER_BLIND_MAX, "COCO-Order acc"))
+    b.conditions.append(_at_most(methods, long, "clip", orders["COCO-Order"], ORDER_BLIND_MAX, "COCO-Order acc"))
     c = Claim("c", "NegCLIP beats CLIP and CLIP-FT on VG-R, VG-A, COCO-Order and Flickr30k-Order by clear margins.",
               "Table 6: NegCLIP 0.81 / 0.71 / 0.86 / 0.91 vs CLIP 0.59 / 0.62 / 0.46 / 0.59, CLIP-FT 0.63 / 0.65 / 0.36 / 0.50")
     for name, key in (("VG-R", vgr), ("VG-A", vga), *orders.items()):
         for other in ("clip", "clip_ft"):
-            c.conditions.append(_margin(long, "negclip", other, key, CLEAR_MARGIN, name))
+            c.conditions.append(_margin(methods, long, "negclip", other, key, CLEAR_MARGIN, name))
     d = Claim("d", "NegCLIP keeps downstream zero-shot and retrieval within a few points of CLIP.",
               "Table 6: CIFAR10 0.95 -> 0.94, CIFAR100 0.80 -> 0.79, ImageNet 0.75 -> 0.72; retrieval R@1 improves")
     for task in ("cifar10", "cifar100", "imagenet"):
-        d.conditions.append(_margin(long, "negclip", "clip", f"zeroshot/{task}/acc", -FEW_POINTS, f"{task} zero-shot"))
+        d.conditions.append(_margin(methods, long, "negclip", "clip", f"zeroshot/{task}/acc", -FEW_POINTS, f"{task} zero-shot"))
     for ds in ("coco", "flickr30k"):
         for direction in ("i2t", "t2i"):
-            d.conditions.append(_margin(long, "negclip", "clip", retrieval_key(ds, "none", f"{direction}/recall_at_1"),
+            d.conditions.append(_margin(methods, long, "negclip", "clip", retrieval_key(ds, "none", f"{direction}/recall_at_1"),
                                         -FEW_POINTS, f"{ds} {direction} R@1"))
     return [a, b, c, d]
 

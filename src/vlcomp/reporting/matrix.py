@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .collect import METHOD_LABEL, METHOD_ORDER
+from .collect import BASE_METHOD, Methods
+
+NO_METHODS = Methods((BASE_METHOD,))
 
 
 def headline_columns(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
@@ -28,12 +30,13 @@ def headline_columns(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
     return [(b, k) for b in benchmarks for k in BENCHMARKS.get(b).headline]
 
 
-def _method_order(methods: Sequence[str]) -> list[str]:
-    known = [m for m in METHOD_ORDER if m in methods]
-    return known + sorted(m for m in set(methods) if m not in known)
+def _method_order(present: Sequence[str], methods: Methods) -> list[str]:
+    """The report's method order (params), then any other method present, by name."""
+    known = [m for m in methods.order if m in present]
+    return known + sorted(m for m in set(present) if m not in known)
 
 
-def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> pd.DataFrame:
+def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
     """Long table (``collect``) -> one row per (method, metric): mean, std (ddof=1 over training seeds; 0 for one
     model), n (models / seeds), min, max; only the ``columns`` keys, in their order."""
     keys = [k for _, k in columns]
@@ -44,16 +47,16 @@ def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> pd.D
     out["std"] = g.std(ddof=1).fillna(0.0).to_numpy()
     out["benchmark"] = out["key"].map(bench_of)
     order = {k: i for i, k in enumerate(keys)}
-    methods = {m: i for i, m in enumerate(_method_order(out["method"].unique().tolist()))}
-    out = out.sort_values(by=["method", "key"], key=lambda s: s.map(methods if s.name == "method" else order))
+    rank = {m: i for i, m in enumerate(_method_order(out["method"].unique().tolist(), methods))}
+    out = out.sort_values(by=["method", "key"], key=lambda s: s.map(rank if s.name == "method" else order))
     return out[["method", "benchmark", "key", "mean", "std", "n", "min", "max"]].reset_index(drop=True)
 
 
-def wide(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> pd.DataFrame:
+def wide(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
     """Methods x metrics, cells ``mean ± std (n)``; a metric a method lacks shows ``--``."""
     rows = []
-    for m in _method_order(matrix["method"].unique().tolist()):
-        row = {"model": METHOD_LABEL.get(m, m)}
+    for m in _method_order(matrix["method"].unique().tolist(), methods):
+        row = {"model": methods.label(m)}
         for _, k in columns:
             hit = matrix[(matrix["method"] == m) & (matrix["key"] == k)]
             if hit.empty:
@@ -65,11 +68,11 @@ def wide(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> bytes:
+def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> bytes:
     """PNG bytes of the mean values (methods x metrics), annotated; byte-stable (no software/date metadata)."""
     import matplotlib
 
-    matrix_methods = _method_order(matrix["method"].unique().tolist())
+    matrix_methods = _method_order(matrix["method"].unique().tolist(), methods)
     keys = [k for _, k in columns]
     grid = np.full((len(matrix_methods), len(keys)), np.nan)
     for i, m in enumerate(matrix_methods):
@@ -83,7 +86,7 @@ def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> byt
     fig, ax = plt.subplots(figsize=(max(8, 0.55 * len(keys) + 2), 1.0 + 0.55 * len(matrix_methods)))
     im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(keys)), keys, rotation=70, ha="right", fontsize=7)
-    ax.set_yticks(range(len(matrix_methods)), [METHOD_LABEL.get(m, m) for m in matrix_methods], fontsize=8)
+    ax.set_yticks(range(len(matrix_methods)), [methods.label(m) for m in matrix_methods], fontsize=8)
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if grid[i, j] == grid[i, j]:
@@ -98,9 +101,10 @@ def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> byt
     return buf.getvalue()
 
 
-def matrix_html(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], png: bytes) -> str:
+def matrix_html(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], png: bytes,
+                methods: Methods = NO_METHODS) -> str:
     """The index page's section: the heatmap (embedded, offline) and the table."""
-    table = wide(matrix, columns)
+    table = wide(matrix, columns, methods)
     head = "".join(f"<th title='{html.escape(b)}'>{html.escape(k)}</th>" for b, k in columns)
     body = "".join("<tr><th>" + html.escape(r["model"]) + "</th>"
                    + "".join(f"<td>{html.escape(str(r[k]))}</td>" for _, k in columns) + "</tr>"
@@ -115,20 +119,22 @@ def matrix_html(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], png: b
             f"<tr><th>model</th>{head}</tr>{body}</table></div>")
 
 
-def write_matrix(metrics_dir: str | Path, benchmarks: Sequence[str], out_dir: str | Path) -> str:
-    """``out_dir/matrix.csv`` (long), ``matrix_wide.csv``, ``matrix.png``; returns the HTML section."""
+def write_matrix(metrics_dir: str | Path, benchmarks: Sequence[str], out_dir: str | Path,
+                 methods: Methods = NO_METHODS) -> str:
+    """``out_dir/matrix.csv`` (long), ``matrix_wide.csv``, ``matrix.png``; returns the HTML section. Methods in
+    ``methods``' order and with its labels (the stage passes ``methods_of(params)``)."""
     from .collect import collect
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     columns = headline_columns(benchmarks)
     long = collect(metrics_dir)
-    matrix = model_matrix(long, columns)
+    matrix = model_matrix(long, columns, methods)
     matrix.to_csv(out / "matrix.csv", index=False, float_format="%.6f")
-    wide(matrix, columns).to_csv(out / "matrix_wide.csv", index=False)
-    png = heatmap_png(matrix, columns)
+    wide(matrix, columns, methods).to_csv(out / "matrix_wide.csv", index=False)
+    png = heatmap_png(matrix, columns, methods)
     (out / "matrix.png").write_bytes(png)
-    return matrix_html(matrix, columns, png)
+    return matrix_html(matrix, columns, png, methods)
 
 
 def not_expressible() -> pd.DataFrame:

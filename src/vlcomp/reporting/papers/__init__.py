@@ -1,0 +1,61 @@
+"""Papers as a registry: what each paper's report covers, keyed by the names of ``papers`` in params.yaml.
+
+A :class:`Paper` lists the methods it compares (names of ``methods`` in params, after the base model), the
+benchmarks its tables read (names of ``vlcomp.benchmarks``), the catalog artifacts its report renders (the IDs of
+the catalog's artifact list, ``../shared/papers/<catalog>``) and its claims (a function of the collected
+metrics -> claims-ledger entries). ``papers`` in params lists the papers whose report the pipeline builds:
+``dvc.yaml`` fans ``report@<paper>`` out over it, and the report index lists them. Adding a paper is a module
+here that calls ``PAPERS.add``, its notebook ``notebooks/<paper>.py``, and a ``papers`` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...registry import Registry
+
+
+@dataclass(frozen=True)
+class Paper:
+    name: str
+    title: str
+    catalog: str  # file under ../shared/papers/
+    methods: tuple[str, ...]  # methods of params it compares, in the report's order
+    benchmarks: tuple[str, ...]
+    artifacts: tuple[str, ...]  # catalog IDs the report renders
+    claims: Callable[..., list] | None = None  # (long, **context) -> list of reporting.ledger.Claim
+
+
+PAPERS: Registry[Paper] = Registry("paper")
+
+
+def papers_of(params: Mapping[str, Any]) -> list[Paper]:
+    """The papers ``params['papers']`` names, checked: registered, their methods defined in ``methods`` with
+    ``paper`` set to them. A benchmark of a paper that ``evaluate.benchmarks`` lacks (the paper profile has no
+    zero-shot files, for one) is no error: its rows show as not evaluated (:func:`unevaluated`)."""
+    names = params.get("papers") or []
+    if not isinstance(names, list) or not names:
+        raise ValueError("params: papers must list at least one paper (known: " + ", ".join(PAPERS.names()) + ")")
+    out = []
+    for name in names:
+        paper = PAPERS.get(name)
+        for m in paper.methods:
+            spec = (params.get("methods") or {}).get(m)
+            if spec is None:
+                raise ValueError(f"params: papers lists {name!r}, whose report compares method {m!r}; "
+                                 f"methods.{m} is missing")
+            if spec.get("paper") != name:
+                raise ValueError(f"params: methods.{m}.paper={spec.get('paper')!r}, but paper {name!r} reports it")
+        out.append(paper)
+    return out
+
+
+def unevaluated(params: Mapping[str, Any], paper: Paper) -> list[str]:
+    """The paper's benchmarks that ``evaluate.benchmarks`` does not score."""
+    evaluated = set((params.get("evaluate") or {}).get("benchmarks") or [])
+    return [b for b in paper.benchmarks if b not in evaluated]
+
+
+from . import aro  # noqa: E402,F401  (registration)

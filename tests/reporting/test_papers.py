@@ -1,0 +1,63 @@
+"""Papers as a registry: params' papers are checked against the registry, methods and benchmarks; method order
+and labels come from params; stage tags name the paper a stage serves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vlcomp.config import load_params
+from vlcomp.reporting.collect import methods_of
+from vlcomp.reporting.papers import PAPERS, papers_of, unevaluated
+from vlcomp.tracking import ALL_PAPERS, paper_tag
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def params() -> dict:
+    return load_params(REPO / "params.yaml")
+
+
+def test_both_profiles_report_registered_papers(params):
+    for profile in ("toy", "paper"):
+        got = papers_of(load_params(REPO / "profiles" / f"{profile}.yaml"))
+        assert [p.name for p in got] == ["aro"]
+    aro = PAPERS.get("aro")
+    assert unevaluated(params, aro) == []
+    assert unevaluated(load_params(REPO / "profiles" / "paper.yaml"), aro) == ["zeroshot_aro"]  # no zero-shot files
+    assert aro.methods == ("clip_ft", "negclip") and "ARO-T6" in aro.artifacts and aro.claims is not None
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"papers": ["tsvlc"]}, "unknown paper 'tsvlc'"),
+    ({"papers": []}, "papers must list at least one paper"),
+    ({"methods": {"clip_ft": {"paper": "aro"}}}, "compares method 'negclip'; methods.negclip is missing"),
+    ({"methods": {"clip_ft": {"paper": "aro"}, "negclip": {"paper": "tsvlc"}}},
+     r"methods.negclip.paper='tsvlc', but paper 'aro' reports it"),
+])
+def test_bad_papers_are_named(params, change, message):
+    with pytest.raises(ValueError, match=message):
+        papers_of({**params, **change})
+
+
+def test_method_order_and_labels_come_from_params(params):
+    m = methods_of(params, "aro")
+    assert m.order == ("clip", "clip_ft", "negclip")
+    assert [m.label(x) for x in m.order] == ["CLIP", "CLIP-FT", "NegCLIP"]
+    swapped = {**params, "methods": {"negclip": {**params["methods"]["negclip"], "label": "NegCLIP*"},
+                                     "clip_ft": params["methods"]["clip_ft"]}}
+    m = methods_of(swapped, "aro")
+    assert m.order == ("clip", "negclip", "clip_ft") and m.label("negclip") == "NegCLIP*"
+    assert methods_of(params, "tsvlc").order == ("clip",)
+    assert m.label("blip") == "BLIP" and m.label("unknown") == "unknown"
+
+
+def test_stage_tags_name_the_paper_served(params):
+    assert paper_tag(params) == ALL_PAPERS
+    assert paper_tag(params, method="negclip") == "aro"
+    assert paper_tag(params, method="clip") == ALL_PAPERS  # the base model serves every paper
+    assert paper_tag(params, generator="negclip") == "aro"
+    two = {"methods": {"a": {"paper": "aro", "generator": "g"}, "b": {"paper": "tsvlc", "generator": "g"}}}
+    assert paper_tag(two, generator="g") == "aro,tsvlc"
