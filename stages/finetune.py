@@ -17,7 +17,7 @@ from _common import parser, run
 from vlcomp.config import load_params, section
 from vlcomp.device import resolve_device
 from vlcomp.distributed import init_from_env, is_main
-from vlcomp.io import atomic_dir, read_json, write_json, write_training_curve
+from vlcomp.io import atomic_dir, read_json, without_timings, write_json, write_training_curve
 from vlcomp.methods import method_config, variant_config
 from vlcomp.models.factory import save_checkpoint
 from vlcomp.tracking import TRAINING_EXPERIMENT, StageRun, stage_run
@@ -91,7 +91,7 @@ def main() -> None:
         model = model.cpu()
         with atomic_dir(args.out) as tmp:
             save_checkpoint(model, tmp / "model.pt")
-            write_json(tmp / "history.json", history)
+            write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only
             write_json(tmp / "model.json", {"arch": base.arch, "tokenizer": base.tokenizer,
                                             "context_length": base.context_length, "method": variant.method,
                                             "seed": variant.seed, "lr": lr, "n_rows": len(data.rows)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from _common import parser, run
 from vlcomp.config import load_params, section
-from vlcomp.io import atomic_dir, write_json, write_training_curve
+from vlcomp.io import atomic_dir, without_timings, write_json, write_training_curve
 from vlcomp.losses import get_loss
 from vlcomp.models.factory import create_model, save_checkpoint
 from vlcomp.seeding import derive_seed, np_rng
@@ -58,7 +58,7 @@ def main() -> None:
                         on_log=lambda step, rec: tr.log_metrics({f"train/{k}": v for k, v in rec.items()}, step=step))
         with atomic_dir(args.out) as tmp:
             save_checkpoint(model, tmp / "model.pt")
-            write_json(tmp / "history.json", history)
+            write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only
             write_json(tmp / "model.json", {"arch": spec.arch, "tokenizer": spec.tokenizer,
                                             "context_length": spec.context_length, "trained_on": split_name})
         if args.plots:

@@ -68,6 +68,17 @@ def test_smoke_pipeline(tmp_path):
                            check=True).stdout
     assert "plots/finetune/negclip-s0.json" in plots and "plots/pretrain.json" in plots
 
+    # stage outputs are pure functions of their inputs: no timing in a training history, no temporary name in
+    # a checkpoint (torch.save names an archive's records after the file it writes)
+    from vlcomp.io import TIMING_FIELDS
+
+    for hist in [work / "models" / "base" / "history.json", *(work / "models" / "finetune").glob("*/history.json")]:
+        assert not any(TIMING_FIELDS & set(rec) for rec in json.loads(hist.read_text())), hist
+    import zipfile
+
+    for pt in [work / "models" / "base" / "model.pt", *(work / "models" / "finetune").glob("*/model.pt")]:
+        assert all(n.startswith("archive/") for n in zipfile.ZipFile(pt).namelist()), pt
+
     # nothing changed: a second repro runs no stage
     out = subprocess.run(["dvc", "repro"], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
     assert "Running stage" not in out

@@ -146,7 +146,13 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
 TIMING_FIELDS = frozenset({"samples_per_s", "seconds", "step_time_s"})
 
 
+def without_timings(history: list[dict]) -> list[dict]:
+    """A training history without its timing fields (``TIMING_FIELDS``), so a file holding it is a pure function
+    of the run; the timings stay in the MLflow view."""
+    return [{k: v for k, v in rec.items() if k not in TIMING_FIELDS} for rec in history]
+
+
 def write_training_curve(path: str | os.PathLike, history: list[dict]) -> None:
     """A training history as the data series a DVC plot reads (``dvc plots show / diff``): one record per logged
-    step, timing fields dropped so the file is a pure function of the run."""
-    write_json(path, [{k: v for k, v in rec.items() if k not in TIMING_FIELDS} for rec in history])
+    step, timing fields dropped."""
+    write_json(path, without_timings(history))

@@ -114,10 +114,17 @@ def with_weights(spec: ModelSpec, path: str | Path) -> ModelSpec:
 
 
 def save_checkpoint(model: torch.nn.Module, path: str | Path) -> None:
+    """``{"state_dict": ...}`` at ``path``, written atomically. The bytes are a function of the weights alone:
+    ``torch.save`` to a file names the archive's records after that file (here the atomic write's temporary
+    name), so the archive is built in memory (records under ``archive/``) and then written."""
+    import io
+
     from ..io import atomic_path
 
+    buf = io.BytesIO()
+    torch.save({"state_dict": model.state_dict()}, buf)
     with atomic_path(path) as tmp:
-        torch.save({"state_dict": model.state_dict()}, tmp)
+        Path(tmp).write_bytes(buf.getvalue())
 
 
 def image_size(model: torch.nn.Module) -> int:
