@@ -11,7 +11,8 @@ log callback (``log_every=1``): batch assembly, image and token lookup, forward,
     .venv/bin/python perf/bench_train_step.py --base 900d543 --workspace /tmp/fresh --method negclip \
         --steps 25 --warmup 5 --out perf/results/bench_train_step.json
 
-``--workspace``: a workspace of a default `make repro` (data/world, data/mined/negclip, models/base, params.yaml).
+``--workspace``: a workspace of a default `make repro` (its data/world, data/mined/negclip and models/base); each
+side reads its own repository's params.yaml (the finetune recipe and the method, in that code's schema).
 Reports the median step time and samples/s of each side over the steps after the warm-up, and the ratio.
 """
 
@@ -45,8 +46,8 @@ except ImportError:
     from vlcomp.train.recipes import method_config
 import inspect
 
-ws, method_name, steps = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-params = load_params(ws / "params.yaml")
+ws, method_name, steps, params_file = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+params = load_params(params_file)  # the side's own params.yaml (the methods schema follows the code)
 cfg = finetune_config(section(params, "finetune"))
 base = with_weights(model_spec(params), ws / "models/base/model.pt")
 method = method_config(params, method_name)
@@ -72,9 +73,11 @@ finetune_one(base, data, method, tcfg, 0, "bench", on_log=on_log)
 
 
 def _worker(src: Path, ws: Path, method: str, steps: int) -> subprocess.Popen:
+    """A worker with ``src`` first on PYTHONPATH, reading the data of ``ws`` and the params of ``src/../params.yaml``."""
     env = {**os.environ, "PYTHONPATH": str(src), "VLCOMP_THREADS": "1", "OMP_NUM_THREADS": "1",
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    return subprocess.Popen([sys.executable, "-c", WORKER, str(ws), method, str(steps)], env=env, text=True,
+    return subprocess.Popen([sys.executable, "-c", WORKER, str(ws), method, str(steps), str(src.parent / "params.yaml")],
+                            env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1)
 
 
