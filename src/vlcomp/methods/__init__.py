@@ -137,18 +137,10 @@ def variant_config(params: dict[str, Any], name: str) -> VariantConfig:
 def method_rows(captions: list[list[str]], mined: dict[str, Any], batch: BatchConfig) -> list:
     """The training rows of a split for ``batch``: one per (image, caption), with the caption's mined negatives
     and positives; ``rows: with_negatives`` keeps only captions with at least one negative."""
-    from ..train.data import Row
+    from ..train.data import rows_from_annotations
 
-    negatives, positives = mined.get("negatives"), mined.get("positives")
-    rows = []
-    for i, caps in enumerate(captions):
-        for j, cap in enumerate(caps):
-            negs = tuple(negatives[i][j]) if negatives is not None else ()
-            if batch.rows == "with_negatives" and not negs:
-                continue
-            pos = tuple(positives[i][j]) if positives is not None else ()
-            rows.append(Row(i, cap, negs, pos))
-    return rows
+    return rows_from_annotations(captions, mined.get("negatives"), require_negative=batch.rows == "with_negatives",
+                                 positives=mined.get("positives"))
 
 
 def make_sampler(rows: list, method: MethodConfig, batch_size: int, mined: dict[str, Any]):

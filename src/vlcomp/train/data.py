@@ -37,15 +37,17 @@ class Row:
 
 
 def rows_from_annotations(captions: Sequence[Sequence[str]], negatives: Sequence[Sequence[Sequence[str]]] | None = None,
-                          *, require_negative: bool = False) -> list[Row]:
-    """One row per (image, caption); with ``require_negative`` rows whose caption has no negative are dropped."""
+                          *, require_negative: bool = False,
+                          positives: Sequence[Sequence[Sequence[str]]] | None = None) -> list[Row]:
+    """One row per (image, caption) with the caption's negatives and positives (lists shaped like ``captions``);
+    with ``require_negative`` rows whose caption has no negative are dropped."""
     rows = []
     for i, caps in enumerate(captions):
         for j, cap in enumerate(caps):
             negs = tuple(negatives[i][j]) if negatives is not None else ()
             if require_negative and not negs:
                 continue
-            rows.append(Row(i, cap, negs))
+            rows.append(Row(i, cap, negs, tuple(positives[i][j]) if positives is not None else ()))
     return rows
 
 
