@@ -3,7 +3,7 @@
 Setup (not timed against each other): a world with only the test splits the twins read (``vg_test``,
 ``coco_test``, ``flickr_test``; sizes of params.yaml, times ``--scale``) is generated into a temporary folder,
 then every twin of ``benchmarks.twins`` is built there by the ``benchmarks`` stage's own code
-(``build_benchmarks``; for ``--scale`` < 1 the twins' size options are scaled down too), and the inputs are read
+(``vlcomp.profiles.toy.benchmarks.build_benchmarks``; for ``--scale`` < 1 the twins' size options are scaled down too), and the inputs are read
 back from its manifest. The scorer is the toy ``toy-rn16`` (random init, or ``--checkpoint models/base``) behind
 ``toy_scorer``, with the world tokenizer.
 
@@ -99,7 +99,8 @@ def size_floor(twin: str, key: str, options: dict) -> int:
 
 def build_inputs(params: dict, names: list[str], root: Path) -> tuple[dict, dict]:
     """World (test splits only) and every twin under ``root``; the evaluation inputs and the setup's record."""
-    from vlcomp.eval.inputs import build_benchmarks, read_manifest
+    from vlcomp.eval.inputs import read_manifest
+    from vlcomp.profiles.toy.benchmarks import build_benchmarks
     from vlcomp.world import world_configs
     from vlcomp.world.generate import generate_world
 

@@ -26,13 +26,13 @@ import torch
 import yaml
 
 from vlcomp.config import build, load_params, merge_overlay, section
-from vlcomp.eval.inputs import build_benchmarks
 from vlcomp.eval.run import score_benchmarks
 from vlcomp.generators import GENERATORS
 from vlcomp.losses import get_loss
 from vlcomp.methods import method_config
 from vlcomp.models.factory import create_model, save_checkpoint
 from vlcomp.models.scorers import toy_scorer
+from vlcomp.profiles.toy.benchmarks import build_benchmarks
 from vlcomp.seeding import derive_seed, np_rng
 from vlcomp.text.nlp import load_spacy
 from vlcomp.text.tokenizer import get_tokenizer

@@ -1,4 +1,4 @@
-"""Run the whole DAG at smoke size (params.yaml + params.smoke.yaml) in a temporary workspace.
+"""Run the whole DAG at smoke size (profiles/common.yaml + profiles/toy.yaml + params.smoke.yaml) in a temporary workspace.
 
 Usage: python scripts/smoke.py [--workdir DIR] [--keep] [--jobs N]
 Every stage runs once, the report included; numbers from it mean nothing. With --jobs N > 1 the stages run
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from vlcomp.config import load_params, merge_overlay
+from vlcomp.config import profile_params, read_layer
 
 REPO = Path(__file__).resolve().parents[1]
 COPY = ("dvc.yaml", "stages", "notebooks", "src", "calibration")
@@ -34,7 +34,7 @@ def prepare(workdir: Path, params: dict | None = None) -> None:
         else:
             shutil.copy2(src, workdir / name)
     if params is None:
-        params = merge_overlay(load_params(REPO / "params.yaml"), yaml.safe_load((REPO / "params.smoke.yaml").read_text()))
+        params = profile_params("toy", REPO, read_layer(REPO / "params.smoke.yaml"))
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = {**os.environ, "GIT_AUTHOR_NAME": "smoke", "GIT_AUTHOR_EMAIL": "smoke@vlcomp.invalid",
            "GIT_COMMITTER_NAME": "smoke", "GIT_COMMITTER_EMAIL": "smoke@vlcomp.invalid"}

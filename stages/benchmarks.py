@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from _common import parser, run
 from vlcomp.config import load_params, section
-from vlcomp.eval.inputs import build_benchmarks
 from vlcomp.eval.run import evaluation_benchmarks
 from vlcomp.io import atomic_dir
 from vlcomp.tracking import ALL_PAPERS, TRAINING_EXPERIMENT, stage_run
@@ -26,7 +25,11 @@ def main() -> None:
     used = {"benchmarks": section(params, "benchmarks"), "evaluate.benchmarks": names, "base.seed": seed,
             "nlp.spacy_model": section(params, "nlp.spacy_model")}
     if params["profile"] == "paper":
+        from vlcomp.profiles.paper.benchmarks import build_benchmarks
+
         used["paper_inputs"] = section(params, "paper_inputs")
+    else:
+        from vlcomp.profiles.toy.benchmarks import build_benchmarks
     with stage_run("benchmarks", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS, seed=seed,
                    params=used) as tr:
         with atomic_dir(args.out) as tmp:

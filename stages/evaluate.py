@@ -1,7 +1,7 @@
 """Stage `evaluate_base` / `evaluate@<variant>`: one model of the pipeline on every benchmark of
 `evaluate.benchmarks`, read from the `benchmarks` stage's manifest, through the one engine (vlcomp.eval); per-item
 tables, metrics.json derived from them, provenance.json. The toy profile scores its tiny CLIP with the toy's own
-preprocessing (squash + resize); the paper profile rebuilds the model through the model zoo (vlcomp.paper.evaluate)."""
+preprocessing (squash + resize, vlcomp.profiles.toy.evaluate); the paper profile rebuilds the model through the model zoo (vlcomp.profiles.paper.evaluate)."""
 
 from __future__ import annotations
 
@@ -19,18 +19,13 @@ from vlcomp.tracking import EVALUATE_EXPERIMENT, git_commit, paper_tag, stage_ru
 def pipeline_scorer(params: dict, name: str, ckpt: Path):
     """The scorer of a pipeline model directory (``model.json`` + ``model.pt``) in the active profile."""
     if params["profile"] == "paper":
-        from vlcomp.paper.evaluate import checkpoint_scorer
+        from vlcomp.profiles.paper.evaluate import checkpoint_scorer
 
-        return checkpoint_scorer(name, ckpt, resolve_device(str(section(params, "paper_evaluate.device")), param="paper_evaluate.device"))
-    from vlcomp.models.factory import ModelSpec, create_model
-    from vlcomp.models.scorers import toy_scorer
-    from vlcomp.text.tokenizer import get_tokenizer
+        return checkpoint_scorer(name, ckpt, resolve_device(str(section(params, "paper_evaluate.device")),
+                                                            param="paper_evaluate.device"))
+    from vlcomp.profiles.toy.evaluate import checkpoint_scorer
 
-    meta = read_json(ckpt / "model.json")
-    spec = ModelSpec(meta["arch"], str(ckpt / "model.pt"), meta["tokenizer"], meta["context_length"])
-    batch = section(params, "evaluate.batch_size")
-    return toy_scorer(name, create_model(spec), get_tokenizer(spec.tokenizer, spec.arch, spec.context_length),
-                      image_batch=batch, text_batch=4 * batch)
+    return checkpoint_scorer(params, name, ckpt)
 
 
 def main() -> None:

@@ -19,11 +19,11 @@ def main() -> None:
     params = load_params(args.params)
     if params["profile"] != "paper":
         raise ValueError(f"{args.params}: evaluate_released runs in the paper profile only (profile: "
-                         f"{params['profile']}); switch with `python -m vlcomp.profile paper`")
+                         f"{params['profile']}); switch with `python -m vlcomp.profiles paper`")
     from vlcomp.device import resolve_device
     from vlcomp.eval.inputs import read_manifest
     from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
-    from vlcomp.models.zoo import build_scorer
+    from vlcomp.profiles.paper.zoo import build_scorer
 
     spec = section(params, f"paper_models.{args.model}")
     names = evaluation_benchmarks(params)
@@ -33,7 +33,7 @@ def main() -> None:
     used = {"model": args.model, "spec": dict(scorer.spec), "benchmarks": names, "device": device}
     with stage_run(f"evaluate_released@{args.model}", experiment=EVALUATE_EXPERIMENT, profile="paper", paper=ALL_PAPERS,
                    method=args.model, params=used) as tr:
-        evaluate_scorer(scorer, names, inputs, args.out, {**used, "source": "released", "git_commit": git_commit(),
+        evaluate_scorer(scorer, names, inputs, args.out, {**used, "profile": "paper", "source": "released", "git_commit": git_commit(),
                                                           "dvc_stage": f"evaluate_released@{args.model}"}, tr)
 
 

@@ -1,14 +1,15 @@
-"""Stage `report@<paper>`: execute notebooks/<paper>.py (paper profile: notebooks/<paper>_paper.py) with papermill
-and render HTML with nbconvert."""
+"""Stage `report@<paper>`: execute notebooks/<paper>.py with papermill for params' profile (one template per paper,
+its cells tagged by profile) and render HTML with nbconvert."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from _common import parser, run
 from vlcomp.config import load_params
 from vlcomp.io import atomic_dir
-from vlcomp.reporting.notebook import render_report
+from vlcomp.reporting.notebook import render_report, report_template
 from vlcomp.tracking import stage_run
 
 
@@ -28,17 +29,8 @@ def main() -> None:
 
     if args.paper not in [p.name for p in papers_of(params)]:
         raise ValueError(f"paper {args.paper!r} is not in params' papers ({', '.join(params.get('papers') or [])})")
-    paper_profile = params["profile"] == "paper"
-    # the paper profile's report (real models, released checkpoints, the papers' numbers) has its own template
-    notebook = Path("notebooks") / (f"{args.paper}_paper.py" if paper_profile else f"{args.paper}.py")
-    if not notebook.exists():
-        raise FileNotFoundError(f"{notebook}: no {params['profile']}-profile report template for paper {args.paper!r}")
-    if paper_profile:
-        parameters = {"metrics_dir": args.metrics, "models_dir": args.models, "params_path": args.params}
-    else:
-        parameters = {"metrics_dir": args.metrics, "world_dir": args.world, "benchmarks_dir": args.benchmarks,
-                      "models_dir": args.models, "params_path": args.params,
-                      "calibration_csv": str(Path(args.calibration) / f"{args.paper}_world.csv"), "mined_root": args.mined}
+    notebook = report_template(args.paper)
+    parameters = notebook_parameters(args, params["profile"])
     with stage_run(f"report@{args.paper}", experiment=args.paper, profile=params["profile"], paper=args.paper) as tr:
         with atomic_dir(args.out) as tmp:
             render_report(notebook, tmp, {**parameters, "out_dir": str(tmp)})
@@ -46,6 +38,15 @@ def main() -> None:
             if ledger.exists():
                 tr.log_metrics(ledger_metrics(ledger))
         tr.log_artifact(Path(args.out) / "index.html")
+
+
+def notebook_parameters(args: argparse.Namespace, profile: str) -> dict[str, str]:
+    """The template's parameters (all but ``out_dir``), the same set for both profiles: each profile's sections
+    read the inputs they need and ignore the rest (the paper profile reads no world, benchmarks, calibration or
+    mined data)."""
+    return {"profile": profile, "metrics_dir": args.metrics, "world_dir": args.world,
+            "benchmarks_dir": args.benchmarks, "models_dir": args.models, "params_path": args.params,
+            "calibration_csv": str(Path(args.calibration) / f"{args.paper}_world.csv"), "mined_root": args.mined}
 
 
 def ledger_metrics(path: Path) -> dict[str, float]:

@@ -154,8 +154,8 @@ def test_stage_exits_cleanly_and_writes_nothing(tmp_path, params):
 @pytest.fixture(scope="module")
 def eval_workspace(tmp_path_factory):
     """A tiny world, its ARO + Karpathy twins and manifest (benchmarks stage), a toy checkpoint, a params file."""
-    from vlcomp.eval.inputs import build_benchmarks
     from vlcomp.models.factory import ModelSpec, create_model, save_checkpoint
+    from vlcomp.profiles.toy.benchmarks import build_benchmarks
     from vlcomp.world import world_configs
     from vlcomp.world.generate import generate_world
 

@@ -75,6 +75,77 @@ def positive(value: Any, name: str, *, integer: bool = False) -> Any:
     return int(value) if integer else value
 
 
+#: Where the profile layers live: ``common.yaml`` (every section both profiles share) and one overlay per
+#: profile (``toy.yaml``, ``paper.yaml``) holding only what differs.
+PROFILE_DIR = "profiles"
+COMMON_LAYER = "common"
+
+
+def read_layer(path: str | Path) -> dict[str, Any]:
+    """One YAML layer (a profile file or an overlay): a mapping, errors naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: params layer not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: not valid YAML ({e})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
+    """``variants`` from ``seeds``: one fine-tuning run ``<method>-s<seed>`` per (method, training seed), in the
+    order of ``seeds``, carrying its method's ``generator`` (dvc.yaml's ``finetune@<variant>`` reads
+    ``${item.generator}``; DVC cannot look it up through ``methods.${item.method}``). A method with no
+    ``seeds`` entry is not trained. Returns a new mapping; errors name ``seeds.<method>``."""
+    seeds = params.get("seeds")
+    if seeds is None:
+        return dict(params)
+    if not isinstance(seeds, dict):
+        raise ValueError(f"params: seeds={seeds!r} must map each method to its list of training seeds")
+    methods = params.get("methods") or {}
+    variants: dict[str, Any] = {}
+    for method, values in seeds.items():
+        if method not in methods:
+            raise ValueError(f"params: seeds.{method}: no such method (methods: {', '.join(methods) or 'none'})")
+        generator = (methods[method] or {}).get("generator")
+        if not isinstance(generator, str):
+            raise ValueError(f"params: methods.{method}.generator must name a generator (seeds.{method} needs it)")
+        if not isinstance(values, list) or not values or len(set(map(repr, values))) != len(values) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            raise ValueError(f"params: seeds.{method}={values!r} must be a non-empty list of distinct integers >= 0")
+        for seed in values:
+            variants[f"{method}-s{seed}"] = {"method": method, "seed": seed, "generator": generator}
+    return {**params, "variants": variants}
+
+
+def resolve_layers(*layers: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge params layers in order (:func:`merge_overlay`), then derive ``variants``
+    (:func:`derive_variants`). Idempotent on a resolved params file: re-deriving gives the same variants."""
+    params: dict[str, Any] = {}
+    for layer in layers:
+        params = merge_overlay(params, layer)
+    return derive_variants(params)
+
+
+def profile_params(name: str, root: str | Path = ".", *overlays: dict[str, Any]) -> dict[str, Any]:
+    """The resolved params of profile ``name``: ``profiles/common.yaml`` + ``profiles/<name>.yaml`` (+ overlays,
+    e.g. the smoke sizes). This is what ``python -m vlcomp.profiles <name>`` writes to ``params.yaml``."""
+    if name not in PROFILES:
+        raise ValueError(f"profile {name!r}: must be one of {', '.join(PROFILES)}")
+    folder = Path(root) / PROFILE_DIR
+    common, own = read_layer(folder / f"{COMMON_LAYER}.yaml"), read_layer(folder / f"{name}.yaml")
+    if "profile" in common:
+        raise ValueError(f"{folder / COMMON_LAYER}.yaml: must not set `profile` (each profile file sets its own)")
+    if own.get("profile") != name:
+        raise ValueError(f"{folder / name}.yaml: says profile: {own.get('profile')!r}, expected {name!r}")
+    return resolve_layers(common, own, *overlays)
+
+
 def merge_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
     """Deep-merge ``overlay`` onto ``base``; mappings named in the overlay's ``_replace`` list are replaced
     whole instead of merged (e.g. a smaller ``variants`` set)."""

@@ -3,9 +3,9 @@ is present and well-formed. Prints one line per missing or malformed item (and `
 exits 1 if anything is wrong.
 
 The paper profile's inputs are its caption files (``world.splits``), its base weights (``model``), the released
-benchmark files (``paper_inputs``) and checkpoints (``paper_models``), in ``profiles/paper.yaml`` (or
-``params.yaml`` once it is the active profile; ``--profile paper`` reads the profile file when params.yaml is the
-toy one). Paths may use environment variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
+benchmark files (``paper_inputs``) and checkpoints (``paper_models``), in the paper profile (``params.yaml`` once
+it is the active profile; ``--profile paper`` resolves ``profiles/common.yaml`` + ``profiles/paper.yaml`` when
+params.yaml is the toy one). Paths may use environment variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
 or ``null`` is skipped as "not configured". Each file is read with the loader the pipeline uses, so a file
 that passes the doctor also loads; image folders are checked for every image the annotations name (existence)
 and a sample of them is decoded.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from .config import expand_path
+from .config import PROFILE_DIR, expand_path, profile_params
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,8 @@ def check_paper_inputs(inputs: dict) -> list[Finding]:
 def check_paper_models(params: dict) -> list[Finding]:
     """Every model ``paper_evaluate.models`` names: a valid ``paper_models`` spec whose files exist (weights are
     not loaded here: that costs minutes per model; the spec, the files and their existence are what fail)."""
-    from .models.zoo import check_spec, is_file_ref
+    from .models.weights import is_file_ref
+    from .profiles.paper.zoo import check_spec
 
     models = params.get("paper_models") or {}
     names = (params.get("paper_evaluate") or {}).get("models") or list(models)
@@ -250,7 +251,7 @@ def check_paper_pipeline(params: dict) -> list[Finding]:
     for name, spec in splits.items() if isinstance(splits, dict) else []:
         label = f"world.splits.{name}"
         try:
-            from .paper.world import paper_world_configs, read_split
+            from .profiles.paper.world import paper_world_configs, read_split
 
             _, specs = paper_world_configs({"splits": {name: spec}})
             s = specs[name]
@@ -264,8 +265,8 @@ def check_paper_pipeline(params: dict) -> list[Finding]:
         except ValueError as e:
             out.append(Finding(label, "malformed", str(e)))
     try:
-        from .models.zoo import is_file_ref
-        from .paper.pretrain import check_base_spec
+        from .models.weights import is_file_ref
+        from .profiles.paper.pretrain import check_base_spec
         from .train.recipes import model_spec
 
         spec = model_spec(params)
@@ -304,8 +305,8 @@ def check_toy(params: dict) -> list[Finding]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", help="params file (default: params.yaml, or profiles/<profile>.yaml when --profile "
-                                     "names another profile than params.yaml's)")
+    p.add_argument("--params", help="params file (default: params.yaml, or the resolved profiles/common.yaml + "
+                                     "profiles/<profile>.yaml when --profile names another profile than params.yaml's)")
     p.add_argument("--profile", choices=("toy", "paper"), help="default: params.yaml's `profile`")
     p.add_argument("-v", "--verbose", action="store_true", help="also print the items that are fine")
     args = p.parse_args(argv)
@@ -316,11 +317,15 @@ def main(argv: list[str] | None = None) -> int:
     params = yaml.safe_load(path.read_text()) or {}
     profile = args.profile or params.get("profile", "toy")
     if args.params is None and params.get("profile", "toy") != profile:
-        path = Path("profiles") / f"{profile}.yaml"
-        if not path.exists():
-            print(f"missing   params: {path} not found")
+        path = Path(PROFILE_DIR) / f"{profile}.yaml"
+        try:
+            params = profile_params(profile)
+        except FileNotFoundError as e:
+            print(f"missing   params: {e}")
             return 1
-        params = yaml.safe_load(path.read_text()) or {}
+        except ValueError as e:
+            print(f"malformed params: {e}")
+            return 1
     if profile == "paper":
         inputs = params.get("paper_inputs")
         if not isinstance(inputs, dict) or not inputs:

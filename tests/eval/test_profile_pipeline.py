@@ -1,9 +1,10 @@
 """The paper profile end to end through plain `dvc repro`, on fixtures in the published formats.
 
-The workspace's params.yaml is ``profiles/paper.yaml`` with only paths and sizes changed: Karpathy caption files
-in BLIP's two layouts (train: one record per caption, val: one record per image) over real COCO captions when
-``../shared/real_samples`` is present, every released benchmark format (the engine-test fixtures), a tiny
-open_clip model saved as a state-dict file standing in for the OpenAI weights, and one released checkpoint.
+The workspace's params.yaml is the paper profile (``profiles/common.yaml`` + ``profiles/paper.yaml``) with only
+paths and sizes changed: Karpathy caption files in BLIP's two layouts (train: one record per caption, val: one
+record per image) over real COCO captions when ``../shared/real_samples`` is present, every released benchmark
+format (the engine-test fixtures), a tiny open_clip model saved as a state-dict file standing in for the OpenAI
+weights, and one released checkpoint.
 Every stage of the DAG runs in its paper branch: index, resolve, NegCLIP mining with spaCy on the captions,
 LR selection, fine-tuning, the released-format benchmarks on the pipeline's models and on the released one,
 and the paper-profile report.
@@ -18,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from .formats import merged
 from .helpers import write_noise
@@ -46,6 +46,7 @@ def build_fixture(root: Path) -> dict:
     """Write the fixture data under ``root``; returns the paper-profile params pointing at it."""
     import torch
 
+    from vlcomp.config import profile_params
     from vlcomp.models.factory import ModelSpec, create_model
 
     images = root / "coco" / "images"
@@ -63,7 +64,7 @@ def build_fixture(root: Path) -> dict:
     torch.save({"state_dict": create_model(ModelSpec("toy-vit-p8"), init_seed=0).state_dict()}, base)
     inputs = merged(BENCHMARKS, root / "bench").inputs
 
-    params = yaml.safe_load((REPO / "profiles" / "paper.yaml").read_text())
+    params = profile_params("paper", REPO)  # common.yaml + paper.yaml, as `python -m vlcomp.profiles paper` writes it
     params["world"]["splits"]["coco_train"].update(annotations=str(root / "coco" / "coco_karpathy_train.json"),
                                                    images=str(images))
     params["world"]["splits"]["coco_val"].update(annotations=str(root / "coco" / "coco_karpathy_val.json"),

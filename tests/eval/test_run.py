@@ -7,7 +7,8 @@ import json
 import pytest
 
 from vlcomp.config import expand_inputs
-from vlcomp.eval.run import evaluate_released, read_tables
+from vlcomp.eval.run import read_tables
+from vlcomp.profiles.paper.evaluate import evaluate_released
 
 from .formats import merged
 

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from vlcomp.reporting.artifacts import artifact_inventory, vg_attribution_counts, vg_relation_counts
+from vlcomp.reporting.papers.aro.artifacts import (
+    artifact_inventory,
+    vg_attribution_counts,
+    vg_relation_counts,
+)
 
 
 def test_vg_relation_counts_exclude_symmetric():

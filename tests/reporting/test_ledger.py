@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from vlcomp.reporting.collect import methods_of, summary
-from vlcomp.reporting.ledger import CLEAR_MARGIN, aro_claims, ledger_table
+from vlcomp.reporting.ledger import ledger_table
+from vlcomp.reporting.papers.aro.claims import CLEAR_MARGIN, aro_claims
 
 METHODS = methods_of({"methods": {"clip_ft": {"label": "CLIP-FT"}, "negclip": {"label": "NegCLIP"}}})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vlcomp.reporting.negatives import negative_composition, negative_kind
+from vlcomp.reporting.papers.aro.negatives import negative_composition, negative_kind
 
 CAP = "a large red circle to the left of a small blue square"
 

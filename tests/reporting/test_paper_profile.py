@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from vlcomp.reporting import paper_profile as P
+from vlcomp.reporting import comparison as C
+from vlcomp.reporting import tree as T
 from vlcomp.reporting.paper_values import load_paper_values
+from vlcomp.reporting.papers.aro import comparison as A
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "aro_paper.py"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "aro.py"
 
 PARAMS = {
     "profile": "paper",
@@ -59,7 +61,7 @@ def _prov(name: str, method: str, seed: str, profile: str = "paper") -> dict:
 
 
 @pytest.fixture
-def tree(tmp_path: Path) -> tuple[Path, Path]:
+def tree_files(tmp_path: Path) -> tuple[Path, Path]:
     """metrics/ with paper-profile pipeline models, a toy leftover (clip_ft-s1) and four released checkpoints."""
     metrics = tmp_path / "metrics"
     for name, m in METRICS.items():
@@ -76,8 +78,8 @@ def tree(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def report(tree: tuple[Path, Path]) -> P.PaperReport:
-    return P.load(*tree)
+def tree(tree_files: tuple[Path, Path]) -> T.MetricsTree:
+    return A.load(*tree_files)
 
 
 def _row(df: pd.DataFrame, **where) -> pd.Series:
@@ -91,48 +93,48 @@ def _row(df: pd.DataFrame, **where) -> pd.Series:
 # --------------------------------------------------------------------------- loading
 
 
-def test_variant_maps_to_its_method_and_released_to_its_name(report):
+def test_variant_maps_to_its_method_and_released_to_its_name(tree):
     paper = load_paper_values("aro")
-    assert P.variant_method("negclip-s0", None, PARAMS) == "negclip"
-    assert P.variant_method("clip_ft-s1", None, PARAMS) == "clip_ft"
-    assert P.variant_method("x", {"method": "negclip"}, {}) == "negclip"  # provenance wins
-    assert P.variant_method("clip", None, PARAMS) == "clip"
-    assert P.paper_model_of(P.PIPELINE, "negclip", "negclip-s0", paper) == "negclip"
-    assert P.paper_model_of(P.RELEASED, "ceclip", "ceclip", paper) == ""  # not in the ARO paper's CSV
-    got = {(m.name, m.source): (m.method, m.paper_model, m.seed) for m in report.models}
-    assert got[("negclip-s1", P.PIPELINE)] == ("negclip", "negclip", "1")
-    assert got[("clip_ft-s0", P.PIPELINE)] == ("clip_ft", "clip_ft", "0")
-    assert got[("clip", P.PIPELINE)] == ("clip", "clip", "")
-    assert got[("blip", P.RELEASED)] == ("blip", "blip", "")
-    assert got[("ceclip", P.RELEASED)] == ("ceclip", "", "")
+    assert T.variant_method("negclip-s0", None, PARAMS) == "negclip"
+    assert T.variant_method("clip_ft-s1", None, PARAMS) == "clip_ft"
+    assert T.variant_method("x", {"method": "negclip"}, {}) == "negclip"  # provenance wins
+    assert T.variant_method("clip", None, PARAMS) == "clip"
+    assert T.paper_model_of(T.PIPELINE, "negclip", "negclip-s0", paper) == "negclip"
+    assert T.paper_model_of(T.RELEASED, "ceclip", "ceclip", paper) == ""  # not in the ARO paper's CSV
+    got = {(m.name, m.source): (m.method, m.paper_model, m.seed) for m in tree.models}
+    assert got[("negclip-s1", T.PIPELINE)] == ("negclip", "negclip", "1")
+    assert got[("clip_ft-s0", T.PIPELINE)] == ("clip_ft", "clip_ft", "0")
+    assert got[("clip", T.PIPELINE)] == ("clip", "clip", "")
+    assert got[("blip", T.RELEASED)] == ("blip", "blip", "")
+    assert got[("ceclip", T.RELEASED)] == ("ceclip", "", "")
 
 
-def test_toy_folder_is_ignored_and_expected_models_are_missing(report):
-    assert [m.name for m in report.present(P.PIPELINE)] == ["clip", "clip_ft-s0", "negclip-s0", "negclip-s1"]
-    assert [m.name for m in report.missing(P.PIPELINE)] == ["clip_ft-s1"]  # its folder is a toy leftover
-    assert [m.name for m in report.present(P.RELEASED)] == ["negclip", "ceclip", "conclip", "blip"]  # params order
-    assert [m.name for m in report.missing(P.RELEASED)] == ["clip", "flava"]
-    assert [(d.name, why) for d, why in report.ignored] == [("clip_ft-s1", "profile 'toy', not 'paper'")]
-    intro = P.intro_markdown(report)
+def test_toy_folder_is_ignored_and_expected_models_are_missing(tree):
+    assert [m.name for m in tree.present(T.PIPELINE)] == ["clip", "clip_ft-s0", "negclip-s0", "negclip-s1"]
+    assert [m.name for m in tree.missing(T.PIPELINE)] == ["clip_ft-s1"]  # its folder is a toy leftover
+    assert [m.name for m in tree.present(T.RELEASED)] == ["negclip", "ceclip", "conclip", "blip"]  # params order
+    assert [m.name for m in tree.missing(T.RELEASED)] == ["clip", "flava"]
+    assert [(d.name, why) for d, why in tree.ignored] == [("clip_ft-s1", "profile 'toy', not 'paper'")]
+    intro = T.intro_markdown(tree, "aro")
     assert "missing: `clip_ft-s1`" in intro and "missing: `clip`, `flava`" in intro
     assert "clip_ft-s1` (profile 'toy'" in intro
     # the toy leftover's 0.99 appears nowhere
-    assert 0.99 not in set(P.order_table(report)["reproduced"].dropna())
+    assert 0.99 not in set(A.order_table(tree)["reproduced"].dropna())
 
 
 def test_no_paper_folder_says_so_and_still_builds_every_table(tmp_path):
     metrics = tmp_path / "metrics"
     _write(metrics / "clip", {"aro/coco_order/acc": 0.5}, _prov("clip", "clip", "", profile="toy"))
     _write(metrics / "negclip-s0", {"aro/coco_order/acc": 0.5}, None)  # no provenance: not paper either
-    report = P.load(metrics, tmp_path / "absent.yaml")
-    assert report.present() == []
-    assert "No paper-profile metrics found" in P.intro_markdown(report)
-    assert {why for _, why in report.ignored} == {"profile 'toy', not 'paper'", "no provenance.json"}
-    t6 = P.t6(report)
+    tree = A.load(metrics, tmp_path / "absent.yaml")
+    assert tree.present() == []
+    assert "No paper-profile metrics found" in T.intro_markdown(tree, "aro")
+    assert {why for _, why in tree.ignored} == {"profile 'toy', not 'paper'", "no provenance.json"}
+    t6 = A.t6(tree)
     assert t6["reproduced"].isna().all()
-    assert P.released_wide(report).empty and P.markdown(P.released_wide(report)) == "*(no rows)*"
-    for table in (P.t2(report), P.x1(report), P.order_table(report), P.provenance_table(report)):
-        P.markdown(table)
+    assert T.released_wide(tree).empty and C.markdown(T.released_wide(tree)) == "*(no rows)*"
+    for table in (A.t2(tree), A.x1(tree), A.order_table(tree), T.provenance_table(tree)):
+        C.markdown(table)
 
 
 @pytest.mark.parametrize("content", ["[0.5, 0.6]", '{"aro/coco_order/acc": "0.5"}', '{"a": true}', "{not json"])
@@ -141,85 +143,85 @@ def test_malformed_metrics_raise_naming_the_file(tmp_path, content):
     _write(path.parent, {}, _prov("negclip-s0", "negclip", "0"))
     path.write_text(content)
     with pytest.raises(ValueError, match="negclip-s0/metrics.json"):
-        P.load(tmp_path / "metrics", tmp_path / "params.yaml")
+        A.load(tmp_path / "metrics", tmp_path / "params.yaml")
 
 
 # --------------------------------------------------------------------------- tables
 
 
-def test_x1_difference_and_seed_mean(report):
-    x1 = P.x1(report)
+def test_x1_difference_and_seed_mean(tree):
+    x1 = A.x1(tree)
     r = _row(x1, model="negclip-s0")
     assert r["paper"] == pytest.approx(0.71) and r["difference"] == pytest.approx(0.75 - 0.71)
     assert r["paper_ref"] == "ARO-X1 (text §4)" and r["git_commit"] == "abc123"
-    mean = _row(x1, source=P.SEED_MEAN, method="negclip")
+    mean = _row(x1, source=C.SEED_MEAN, method="negclip")
     assert mean["reproduced"] == pytest.approx(0.70)  # (0.75 + 0.65) / 2
     assert mean["std_over_training_seeds"] == pytest.approx(math.sqrt(2 * 0.05**2))  # ddof=1
     assert mean["n_training_seeds"] == 2 and mean["difference"] == pytest.approx(-0.01)
     assert _row(x1, model="blip")["paper"] == pytest.approx(0.88)  # released -> its name's paper row
     assert math.isnan(_row(x1, model="blip")["reproduced"])
-    assert P.NOTE_METRIC_MISSING in _row(x1, model="blip")["note"]
+    assert T.NOTE_METRIC_MISSING in _row(x1, model="blip")["note"]
     ceclip = _row(x1, model="ceclip")
     assert ceclip["reproduced"] == pytest.approx(0.76) and math.isnan(ceclip["paper"])
-    assert P.NOTE_NO_PAPER in ceclip["note"]
-    assert P.NOTE_MODEL_MISSING in _row(x1, model="flava")["note"]
-    assert not (x1["source"] == P.SEED_MEAN).any() or set(x1.loc[x1["source"] == P.SEED_MEAN, "method"]) == {"negclip"}
+    assert C.NOTE_NO_PAPER in ceclip["note"]
+    assert T.NOTE_MODEL_MISSING in _row(x1, model="flava")["note"]
+    assert not (x1["source"] == C.SEED_MEAN).any() or set(x1.loc[x1["source"] == C.SEED_MEAN, "method"]) == {"negclip"}
 
 
-def test_t6_rows_zero_shot_and_missing_metric(report):
-    t6 = P.t6(report)
-    vgr = _row(t6, task="VG-Relation", source=P.SEED_MEAN)
+def test_t6_rows_zero_shot_and_missing_metric(tree):
+    t6 = A.t6(tree)
+    vgr = _row(t6, task="VG-Relation", source=C.SEED_MEAN)
     assert vgr["reproduced"] == pytest.approx(0.80) and vgr["paper"] == pytest.approx(0.81)
     assert vgr["difference"] == pytest.approx(-0.01)
     coco = _row(t6, task="COCO-PRC", model="clip_ft-s0")
     assert coco["paper"] == pytest.approx(0.36) and coco["difference"] == pytest.approx(0.04)
-    assert _row(t6, task="COCO Text R@1", model="clip", source=P.PIPELINE)["difference"] == pytest.approx(0.52 - 0.50)
-    assert _row(t6, task="COCO Image R@1", model="clip", source=P.PIPELINE)["metric_key"] == "retrieval/coco/t2i/recall_at_1"
-    assert P.NOTE_METRIC_MISSING in _row(t6, task="COCO-PRC", model="negclip-s1")["note"]
+    assert _row(t6, task="COCO Text R@1", model="clip", source=T.PIPELINE)["difference"] == pytest.approx(0.52 - 0.50)
+    assert _row(t6, task="COCO Image R@1", model="clip", source=T.PIPELINE)["metric_key"] == "retrieval/coco/t2i/recall_at_1"
+    assert T.NOTE_METRIC_MISSING in _row(t6, task="COCO-PRC", model="negclip-s1")["note"]
     cifar = t6[t6["task"] == "CIFAR10"]
     assert cifar["reproduced"].isna().all() and (cifar["metric_key"] == "zeroshot/cifar10/acc").all()
     # zeroshot_aro was not run: a model present lacks the metric, a model absent was not evaluated
-    assert (cifar["note"].str.contains(P.NOTE_METRIC_MISSING, regex=False)
-            | cifar["note"].str.contains(P.NOTE_MODEL_MISSING, regex=False)).all()
-    assert _row(cifar, model="clip", source=P.PIPELINE)["paper"] == pytest.approx(0.95)
-    wide = P.wide_view(t6, ("group", "task"))
+    assert (cifar["note"].str.contains(T.NOTE_METRIC_MISSING, regex=False)
+            | cifar["note"].str.contains(T.NOTE_MODEL_MISSING, regex=False)).all()
+    assert _row(cifar, model="clip", source=T.PIPELINE)["paper"] == pytest.approx(0.95)
+    wide = C.wide_view(t6, ("group", "task"))
     assert list(wide["task"]) == ["VG-Relation", "VG-Attribution", "Flickr30k-PRC", "COCO-PRC", "CIFAR10",
                                   "CIFAR100", "ImageNet", "Flickr30k Image R@1", "Flickr30k Text R@1",
                                   "COCO Image R@1", "COCO Text R@1"]
     assert _row(wide, task="VG-Relation")["paper: negclip"] == pytest.approx(0.81)
 
 
-def test_t2_macro_rows_and_relation_keys(report):
-    t2 = P.t2(report)
-    assert _row(t2, relation="macro (spatial)", model="clip", source=P.PIPELINE)["difference"] == pytest.approx(0.55 - 0.56)
+def test_t2_macro_rows_and_relation_keys(tree):
+    t2 = A.t2(tree)
+    assert _row(t2, relation="macro (spatial)", model="clip", source=T.PIPELINE)["difference"] == pytest.approx(0.55 - 0.56)
     assert _row(t2, relation="macro (overall)", model="blip")["difference"] == pytest.approx(0.61 - 0.59)
-    front = _row(t2, relation="in front of", model="clip", source=P.PIPELINE)
+    front = _row(t2, relation="in front of", model="clip", source=T.PIPELINE)
     assert front["metric_key"] == "aro/vg_relation/rel/in_front_of/acc"
     assert front["reproduced"] == pytest.approx(0.45) and front["difference"] == pytest.approx(0.45 - 0.54)
     assert front["paper_n_samples"] == 588 and front["section"] == "spatial"
-    assert _row(t2, relation="above", model="clip", source=P.PIPELINE)["difference"] == pytest.approx(0.02)
-    extra = _row(t2, relation="made_up_rel", model="clip", source=P.PIPELINE)  # in the metrics, not in the paper
+    assert _row(t2, relation="above", model="clip", source=T.PIPELINE)["difference"] == pytest.approx(0.02)
+    extra = _row(t2, relation="made_up_rel", model="clip", source=T.PIPELINE)  # in the metrics, not in the paper
     assert extra["reproduced"] == pytest.approx(0.9) and math.isnan(extra["paper"]) and extra["section"] == "other"
     assert "flava" not in set(t2.loc[~t2["relation"].str.startswith("macro"), "model"])  # missing: macro rows only
     assert "flava" in set(t2["model"])
 
 
-def test_order_table_prefers_table5_with_std(report):
-    order = P.order_table(report)
+def test_order_table_prefers_table5_with_std(tree):
+    order = A.order_table(tree)
     blip = _row(order, dataset="coco_order", model="blip")
     assert blip["paper"] == pytest.approx(0.321) and blip["paper_std"] == pytest.approx(0.001)
     assert blip["paper_ref"] == "ARO-T5 (Table 5)" and blip["difference"] == pytest.approx(0.009)
     assert blip["std_over_order_seeds"] == pytest.approx(0.004)
-    neg = _row(order, dataset="coco_order", model="negclip", source=P.RELEASED)
+    neg = _row(order, dataset="coco_order", model="negclip", source=T.RELEASED)
     assert neg["paper_ref"] == "ARO-T6 (Table 6)" and neg["difference"] == pytest.approx(-0.01)
-    clip = _row(order, dataset="coco_order", model="clip", source=P.PIPELINE)
+    clip = _row(order, dataset="coco_order", model="clip", source=T.PIPELINE)
     assert clip["paper"] == pytest.approx(0.460) and clip["n_order_seeds"] == 5
     # negclip has coco_order on one seed only: no mean row
-    assert not ((order["source"] == P.SEED_MEAN) & (order["dataset"] == "coco_order")).any()
+    assert not ((order["source"] == C.SEED_MEAN) & (order["dataset"] == "coco_order")).any()
 
 
-def test_released_wide_lists_headline_metrics_and_no_paper_values(report):
-    wide = P.released_wide(report)
+def test_released_wide_lists_headline_metrics_and_no_paper_values(tree):
+    wide = T.released_wide(tree)
     assert list(wide["model"]) == ["clip", "negclip", "ceclip", "conclip", "blip", "flava"]
     keys = [c for c in wide.columns if "/" in c]
     assert keys == ["aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
@@ -227,41 +229,42 @@ def test_released_wide_lists_headline_metrics_and_no_paper_values(report):
                     "ccneg/acc", "hardpos/swap/orig"]
     assert not any("paper" in c for c in wide.columns)
     assert _row(wide, model="ceclip")["valse/avg_instruments"] == pytest.approx(0.7)
-    assert _row(wide, model="flava")["note"] == P.NOTE_MODEL_MISSING
+    assert _row(wide, model="flava")["note"] == T.NOTE_MODEL_MISSING
     assert "valse (1 cells)" in _row(wide, model="negclip")["note"]
 
 
-def test_provenance_table(report):
-    prov = P.provenance_table(report)
+def test_provenance_table(tree):
+    prov = T.provenance_table(tree)
     r = _row(prov, model="negclip-s1")
     assert (r["dvc_stage"], r["mlflow_run_id"], r["profile"], r["status"]) == (
         "evaluate@negclip-s1", "run-negclip-s1", "paper", "present")
-    assert _row(prov, model="clip", source=P.RELEASED)["status"] == "missing"
+    assert _row(prov, model="clip", source=T.RELEASED)["status"] == "missing"
     assert _row(prov, model="blip")["mlflow_run_id"] == ""  # null in provenance.json
 
 
-def test_markdown_and_saved_tables(report, tmp_path):
-    x1 = P.save(P.x1(report), tmp_path / "out", "ARO-X1")
+def test_markdown_and_saved_tables(tree, tmp_path):
+    x1 = C.save(A.x1(tree), tmp_path / "out", "ARO-X1")
     md = (tmp_path / "out" / "tables" / "ARO-X1.md").read_text()
     line = next(ln for ln in md.splitlines() if "| negclip-s0 " in ln)
     assert "| 0.750 " in line and "| +0.040 " in line and "nan" not in md
     csv = pd.read_csv(tmp_path / "out" / "tables" / "ARO-X1.csv", keep_default_na=True)
     assert len(csv) == len(x1)
     assert csv.loc[csv["model"] == "negclip-s0", "difference"].iloc[0] == pytest.approx(0.04)
-    notes = P.notes_markdown(x1)
-    assert P.NOTE_MODEL_MISSING in notes and "`flava` (1 row)" in notes
+    notes = C.notes_markdown(x1)
+    assert T.NOTE_MODEL_MISSING in notes and "`flava` (1 row)" in notes
 
 
 # --------------------------------------------------------------------------- the notebook
 
 
-def test_notebook_renders_on_a_fixture_tree(tree, tmp_path):
+def test_notebook_renders_on_a_fixture_tree(tree_files, tmp_path):
     from vlcomp.reporting.notebook import render_report
 
-    metrics, params = tree
+    metrics, params = tree_files
     out = tmp_path / "report"
-    html = render_report(NOTEBOOK, out, {"metrics_dir": str(metrics), "models_dir": str(tmp_path / "models"),
-                                         "out_dir": str(out), "params_path": str(params)})
+    html = render_report(NOTEBOOK, out, {"profile": "paper", "metrics_dir": str(metrics),
+                                         "models_dir": str(tmp_path / "models"), "out_dir": str(out),
+                                         "params_path": str(params)})
     text = html.read_text()
     assert html.name == "index.html" and "Traceback" not in text
     for name in ("ARO-T6", "ARO-T6_wide", "ARO-T2", "ARO-X1", "ARO-order", "released_all_benchmarks",
@@ -270,10 +273,10 @@ def test_notebook_renders_on_a_fixture_tree(tree, tmp_path):
                    for wide in ("", "_wide"))):
         assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists(), name
     x1 = pd.read_csv(out / "tables" / "ARO-X1.csv")
-    mean = x1[x1["source"] == P.SEED_MEAN].iloc[0]
+    mean = x1[x1["source"] == C.SEED_MEAN].iloc[0]
     assert mean["reproduced"] == pytest.approx(0.70) and mean["difference"] == pytest.approx(-0.01)
     assert "0.700" in text and "-0.010" in text  # the NegCLIP seed mean and its difference to the paper's 0.71
-    assert P.NOTE_METRIC_MISSING in text and "CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives papers" in text
+    assert T.NOTE_METRIC_MISSING in text and "CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives papers" in text
     assert "paper values live" not in text  # the old note
     for heading in ("CE-CLIP", "CoN-CLIP", "TSVLC", "Hard Positives"):
         assert f"{heading} — released checkpoints next to the paper" in text, heading
@@ -292,3 +295,4 @@ def test_notebook_renders_on_a_fixture_tree(tree, tmp_path):
     # the transcription notes are shown
     assert "AMBIGUOUS label shift" in text and "Transcription notes" in text
     assert "metrics/clip_ft-s1</code> (profile 'toy', not 'paper')" in text  # the ignored toy leftover
+    assert "What each toy twin stands for" not in text  # the toy sections are not part of this profile's run

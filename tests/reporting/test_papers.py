@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vlcomp.config import load_params
+from vlcomp.config import load_params, profile_params
 from vlcomp.reporting.collect import methods_of
 from vlcomp.reporting.papers import PAPERS, papers_of, unevaluated
 from vlcomp.tracking import ALL_PAPERS, paper_tag
@@ -22,11 +22,11 @@ def params() -> dict:
 
 def test_both_profiles_report_registered_papers(params):
     for profile in ("toy", "paper"):
-        got = papers_of(load_params(REPO / "profiles" / f"{profile}.yaml"))
+        got = papers_of(profile_params(profile, REPO))
         assert [p.name for p in got] == ["aro"]
     aro = PAPERS.get("aro")
     assert unevaluated(params, aro) == []
-    assert unevaluated(load_params(REPO / "profiles" / "paper.yaml"), aro) == ["zeroshot_aro"]  # no zero-shot files
+    assert unevaluated(profile_params("paper", REPO), aro) == ["zeroshot_aro"]  # no zero-shot files
     assert aro.methods == ("clip_ft", "negclip") and "ARO-T6" in aro.artifacts and aro.claims is not None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vlcomp.reporting.aro_report import plasticity_figure, plasticity_table
+from vlcomp.reporting.papers.aro.toy import plasticity_figure, plasticity_table
 
 
 def _csv(tmp_path: Path) -> Path:

@@ -23,8 +23,10 @@ from vlcomp.formats import sugarcrepe as sugarcrepe_ds
 from vlcomp.formats import valse as valse_ds
 from vlcomp.formats import vlchecklist as vlc_ds
 from vlcomp.metrics.aro import VG_RELATION_GROUP_OF
-from vlcomp.reporting import paper_profile as P
+from vlcomp.reporting import comparison as C
 from vlcomp.reporting import released_values as R
+from vlcomp.reporting import tree as T
+from vlcomp.reporting.papers.aro import comparison as A
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -205,7 +207,7 @@ def table(tmp_path_factory) -> pd.DataFrame:
     for name, m in RELEASED_METRICS.items():
         _write(root / "metrics" / "released" / name, m, name)
     (root / "params.yaml").write_text(yaml.safe_dump(PARAMS))
-    return R.released_comparison(P.load(root / "metrics", root / "params.yaml"))
+    return R.released_comparison(A.load(root / "metrics", root / "params.yaml"))
 
 
 def _rows(df: pd.DataFrame, **where) -> pd.DataFrame:
@@ -232,24 +234,24 @@ def test_columns_and_every_transcribed_row_is_present(table, values):
 def test_differences_pipeline_seed_mean_and_released(table):
     t3 = dict(artifact="CE-T3", metric_key="sugarcrepe/replace/macro_acc")  # NegCLIP printed 85.0
     s0 = _row(table, **t3, model="negclip-s0")
-    assert (s0["source"], s0["paper_model"], s0["seed"]) == (P.PIPELINE, "negclip", "0")
+    assert (s0["source"], s0["paper_model"], s0["seed"]) == (T.PIPELINE, "negclip", "0")
     assert s0["paper"] == pytest.approx(0.85) and s0["difference"] == pytest.approx(-0.01)
     assert s0["paper_ref"] == "CE-T3 (Table 3)" and s0["git_commit"] == "abc"
     assert _row(table, **t3, model="negclip-s1")["difference"] == pytest.approx(0.03)
-    mean = _row(table, **t3, source=P.SEED_MEAN)
+    mean = _row(table, **t3, source=C.SEED_MEAN)
     assert mean["reproduced"] == pytest.approx(0.86) and mean["difference"] == pytest.approx(0.01)
     assert mean["std_over_training_seeds"] == pytest.approx(math.sqrt(2 * 0.02**2))  # ddof=1
     assert mean["n_training_seeds"] == 2
-    rel = _row(table, **t3, model="negclip", source=P.RELEASED)
+    rel = _row(table, **t3, model="negclip", source=T.RELEASED)
     assert rel["reproduced"] == pytest.approx(0.86) and rel["difference"] == pytest.approx(0.01)
     assert rel["note"] == ""
     # the pipeline's clip is OpenAI CLIP: compared with the Hard Positives CLIP row, a negative delta included
-    hp = dict(artifact="HP-T1", model="clip", source=P.PIPELINE)
+    hp = dict(artifact="HP-T1", model="clip", source=T.PIPELINE)
     assert _row(table, **hp, metric_key="hardpos/replace/orig")["difference"] == pytest.approx(0.63 - 0.616)
     delta = _row(table, **hp, metric_key="hardpos/replace/delta")
     assert delta["paper"] == pytest.approx(-0.149) and delta["difference"] == pytest.approx(0.029)
     assert "computed before rounding" in delta["paper_note"]
-    cn = _row(table, artifact="CONCLIP-T3", model="clip", source=P.RELEASED)
+    cn = _row(table, artifact="CONCLIP-T3", model="clip", source=T.RELEASED)
     assert cn["difference"] == pytest.approx(0.65 - 0.657)
     ts = _row(table, artifact="TSVLC-T1a", model="tsvlc", metric_key="vlchecklist/relation/avg")
     assert ts["difference"] == pytest.approx(0.80 - 0.7872) and "RB+LLM" in ts["paper_note"]
@@ -257,37 +259,37 @@ def test_differences_pipeline_seed_mean_and_released(table):
 
 def test_missing_model_or_metric_leaves_an_empty_cell_and_a_note(table):
     conclip = _row(table, artifact="CONCLIP-T3", paper_model="conclip")  # expected by params, no folder
-    assert conclip["source"] == P.RELEASED and math.isnan(conclip["reproduced"])
+    assert conclip["source"] == T.RELEASED and math.isnan(conclip["reproduced"])
     assert math.isnan(conclip["difference"]) and conclip["paper"] == pytest.approx(0.997)
-    assert conclip["note"] == P.NOTE_MODEL_MISSING
+    assert conclip["note"] == T.NOTE_MODEL_MISSING
     flava = _row(table, artifact="CONCLIP-T3", paper_model="flava")  # neither in params nor on disk
-    assert (flava["model"], flava["source"], flava["note"]) == ("flava", P.RELEASED, P.NOTE_MODEL_MISSING)
+    assert (flava["model"], flava["source"], flava["note"]) == ("flava", T.RELEASED, T.NOTE_MODEL_MISSING)
     assert math.isnan(flava["reproduced"])
-    no_metric = _row(table, artifact="CONCLIP-T3", model="clip", source=P.PIPELINE)
-    assert math.isnan(no_metric["reproduced"]) and no_metric["note"] == P.NOTE_METRIC_MISSING
+    no_metric = _row(table, artifact="CONCLIP-T3", model="clip", source=T.PIPELINE)
+    assert math.isnan(no_metric["reproduced"]) and no_metric["note"] == T.NOTE_METRIC_MISSING
     assert table["paper"].notna().all()  # the printed value is always there
 
 
 def test_one_paper_only_and_unknown_paper(table, values, tmp_path):
-    report = P.load(tmp_path / "nothing", tmp_path / "absent.yaml")  # no metrics, no params: never crashes
-    tsvlc = R.released_comparison(report, "tsvlc")
+    tree = A.load(tmp_path / "nothing", tmp_path / "absent.yaml")  # no metrics, no params: never crashes
+    tsvlc = R.released_comparison(tree, "tsvlc")
     assert set(tsvlc["paper_id"]) == {"tsvlc"} and len(tsvlc) == (values["paper"] == "tsvlc").sum()
-    assert tsvlc["reproduced"].isna().all() and (tsvlc["note"] == P.NOTE_MODEL_MISSING).all()
+    assert tsvlc["reproduced"].isna().all() and (tsvlc["note"] == T.NOTE_MODEL_MISSING).all()
     with pytest.raises(ValueError, match="unknown paper 'aro'"):
-        R.released_comparison(report, "aro")
+        R.released_comparison(tree, "aro")
 
 
 def test_section_saves_tables_and_lists_transcription_notes(tmp_path):
     root = tmp_path / "t"
     _write(root / "metrics" / "released" / "tsvlc", {"vlchecklist/attribute/action": 0.7}, "tsvlc")
-    report = P.load(root / "metrics", root / "params.yaml")
-    md = R.released_section(report, "tsvlc", tmp_path / "out")
+    tree = A.load(root / "metrics", root / "params.yaml")
+    md = R.released_section(tree, "tsvlc", tmp_path / "out")
     for name in ("tsvlc_released", "tsvlc_released_wide"):
         assert (tmp_path / "out" / "tables" / f"{name}.csv").exists(), name
     wide = pd.read_csv(tmp_path / "out" / "tables" / "tsvlc_released_wide.csv")
     row = wide[(wide["artifact"] == "TSVLC-T3") & (wide["metric_key"] == "vlchecklist/attribute/action")].iloc[0]
     assert row["tsvlc (released)"] == pytest.approx(0.7) and row["paper: tsvlc"] == pytest.approx(0.7215)
     assert "**Transcription notes**" in md and "AMBIGUOUS label shift" in md
-    notes = R.paper_notes_markdown(R.released_comparison(report, "tsvlc"))
+    notes = R.paper_notes_markdown(R.released_comparison(tree, "tsvlc"))
     assert notes.count("AMBIGUOUS (catalog 2.2): Object presumably") == 1  # one bullet per distinct caveat
     assert "TSVLC-T3 `tsvlc`: 7 values" in notes

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from vlcomp.losses import get_loss
+from vlcomp.methods import MethodConfig, apply_modifiers
 from vlcomp.models.factory import ModelSpec, create_model
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.train.checkpoint import plain_rng_state
@@ -40,10 +41,14 @@ def data(n_images: int = 8, captions: int = 2, seed: int = 0) -> tuple[np.ndarra
     return images, rows, hard
 
 
-def run(cfg: TrainConfig = CFG, *, arch: str = ARCH, n_images: int = 8, seed: int = 7, on_log=None, **options):
-    """Train a freshly initialised model; returns (model, history, the sampler generator)."""
+def run(cfg: TrainConfig = CFG, *, arch: str = ARCH, n_images: int = 8, seed: int = 7, on_log=None,
+        method: MethodConfig | None = None, **options):
+    """Train a freshly initialised model (with ``method``'s model modifiers: frozen parts, LoRA adapters, left
+    unmerged); returns (model, history, the sampler generator)."""
     images, rows, hard = data(n_images)
     model = create_model(ModelSpec(arch), init_seed=0)
+    if method is not None:
+        apply_modifiers(model, method, seed=0)
     sampler = BatchSampler(rows, cfg.batch_size, negatives=1, hard_images=hard)
     rng = np.random.default_rng(seed)
     history = train(model, get_tokenizer("world", arch, 32), images, sampler, get_loss("negclip"), cfg, rng,

@@ -124,13 +124,14 @@ def read_manifest(benchmarks_dir: str | Path, seed: int | None = None) -> dict[s
     return inputs
 
 
-def build_benchmarks(params: Mapping[str, Any], world: str | Path, out: Path,
-                     names: Sequence[str] | None = None) -> dict[str, Any]:
-    """The ``benchmarks`` stage's work into ``out`` (an empty folder), in the profile of ``params``: the twins of
-    ``benchmarks.twins`` (toy) or ``paper_inputs`` (paper), the materialised ARO perturbations, the checked
-    manifest (written to ``out/manifest.json`` and returned). ``names`` defaults to ``evaluate.benchmarks``."""
+def finish_benchmarks(params: Mapping[str, Any], inputs: Mapping[str, Any], out: Path, *,
+                     counts: Mapping[str, int] | None = None, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The ``benchmarks`` stage's shared work into ``out``: given the profile's ``inputs`` (the toy twins built
+    into ``out``, or the paper profile's released files; :mod:`vlcomp.profiles.toy.benchmarks` /
+    :mod:`vlcomp.profiles.paper.benchmarks`), the materialised ARO perturbations and the checked manifest (written
+    to ``out/manifest.json`` and returned). ``names`` defaults to ``evaluate.benchmarks``."""
     from ..benchmarks.materialise import materialise
-    from ..config import build, expand_inputs, section
+    from ..config import build, section
     from ..io import write_json
     from ..text.perturb import TextShuffler
     from .run import evaluation_benchmarks
@@ -138,26 +139,9 @@ def build_benchmarks(params: Mapping[str, Any], world: str | Path, out: Path,
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
     names = list(names) if names is not None else evaluation_benchmarks(params)
     seed, spacy_model = section(params, "base.seed"), section(params, "nlp.spacy_model")
-    counts: dict[str, int] = {}
-    if params["profile"] == "paper":  # released files, absolute paths (the manifest's relative paths are its own)
-        inputs = {k: (str(Path(v).resolve()) if isinstance(v, str) and v and Path(v).exists() else v)
-                  for k, v in expand_inputs(section(params, "paper_inputs")).items()}
-    else:
-        from ..twins import TwinContext, build_twin
-        from ..world import world_configs
-
-        wcfg, _, _ = world_configs(dict(params))
-        ctx = TwinContext(Path(world), out, wcfg, seed, cfg.twins, spacy_model)
-        inputs = {}
-        for twin in cfg.twins:
-            result = build_twin(twin, ctx)
-            clash = sorted(set(result.inputs) & set(inputs))
-            if clash:
-                raise ValueError(f"params benchmarks.twins: twin {twin!r} sets inputs {clash} another twin set")
-            inputs |= result.inputs
-            counts |= {f"{twin}/{k}": v for k, v in result.counts.items()}
+    inputs = dict(inputs)
     inputs |= materialise(names, resolve(inputs, out), out, order_seeds=cfg.order_seeds,
                           shuffle_seeds=cfg.shuffle_seeds, seed=seed, shuffler=TextShuffler(spacy_model=spacy_model))
-    manifest = build_manifest(names, inputs, out, root_relative=True, counts=counts)
+    manifest = build_manifest(names, inputs, out, root_relative=True, counts=dict(counts or {}))
     write_json(out / "manifest.json", manifest)
     return manifest

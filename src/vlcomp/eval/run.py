@@ -1,10 +1,11 @@
-"""Evaluation-only reproduction: released models (``paper_models``) on the released benchmark files
-(``paper_inputs``), each scored with its paper's rules (``paper_evaluate`` in params.yaml).
+"""Evaluating a scorer on the benchmarks, shared by both profiles: which benchmarks and inputs params name, and
+:func:`evaluate_scorer`, one model's outputs.
 
 One output folder per model: ``items/<table>.parquet`` (per-item scores and decisions; parquet keeps dtypes
 and strings such as "None" exactly), ``metrics.json`` derived from the saved tables alone, ``provenance.json``.
 A folder is written atomically, so an interrupted or failed model never leaves a partial result over an older
-complete one. Each model is one MLflow run (experiment ``paper-evaluate``, tag ``profile=paper``).
+complete one. The paper profile's evaluation-only entry point (released checkpoints by name) is
+``vlcomp.profiles.paper.evaluate.evaluate_released``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from typing import Any
 import pandas as pd
 
 from ..benchmarks.registry import aggregate_tables, run_benchmarks
-from ..config import expand_inputs
-from ..device import resolve_device
+from ..config import PROFILES, expand_inputs
 from ..io import atomic_dir, write_json
 
 log = logging.getLogger(__name__)
@@ -59,39 +59,6 @@ def read_tables(out: str | Path) -> dict[str, pd.DataFrame]:
     return {p.stem: pd.read_parquet(p) for p in sorted(d.glob("*.parquet"))}
 
 
-def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models: Sequence[str] | None = None,
-                      benchmarks: Sequence[str] | None = None, scorers: Mapping[str, Any] | None = None,
-                      log_run=None) -> dict[str, dict[str, float]]:
-    """Evaluate each model on each benchmark; returns ``{model: metrics}``.
-
-    ``scorers`` (name -> ImageTextScorer) bypasses the zoo (tests build random-init models); ``log_run`` is a
-    context-manager factory ``(model, params) -> run`` with ``log_metrics`` (``vlcomp.tracking.stage_run``)."""
-    from ..models.zoo import build_scorer
-
-    settings = params.get("paper_evaluate") or {}
-    models = list(models or settings.get("models") or [])
-    benchmarks = list(benchmarks or evaluation_benchmarks(params))
-    if not models:
-        raise ValueError("paper_evaluate.models must name at least one model")
-    specs = params.get("paper_models") or {}
-    inputs = evaluation_inputs(params)
-    device = resolve_device(str(settings.get("device", "auto")), param="paper_evaluate.device")
-    results = {}
-    for name in models:
-        if scorers is not None and name in scorers:
-            scorer = scorers[name]
-        elif name not in specs:
-            raise ValueError(f"paper_evaluate.models: {name!r} has no entry in paper_models")
-        else:
-            scorer = build_scorer(name, specs[name], device=device)
-        used = {"model": name, "spec": dict(getattr(scorer, "spec", {}) or specs.get(name, {})),
-                "benchmarks": benchmarks, "device": device}
-        run = log_run(name, used) if log_run else _NoRun()
-        with run as tr:
-            results[name] = evaluate_scorer(scorer, benchmarks, inputs, Path(out_root) / name, used, tr)
-    return results
-
-
 def score_benchmarks(scorer: Any, names: Sequence[str], benchmarks_dir: str | Path, *, seed: int = 0) -> dict[str, float]:
     """Metrics of one scorer on ``names``, read from a ``benchmarks`` stage output (scripts and probes: nothing
     is written)."""
@@ -106,6 +73,9 @@ def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str,
     """One model on ``benchmarks``: ``out/items/*.parquet``, ``out/metrics.json`` (derived from the saved
     tables alone) and ``out/provenance.json`` (``provenance`` + counts, time, MLflow run id), written
     atomically; the metrics are logged to ``tracker`` (an MLflow stage run) and returned."""
+    if provenance.get("profile") not in PROFILES:
+        raise ValueError(f"evaluate {out}: provenance must name the profile ({', '.join(PROFILES)}), "
+                         f"got {provenance.get('profile')!r}")
     tracker = tracker or _NoRun()
     t0 = time.time()
     tables, seconds = run_benchmarks(scorer, benchmarks, inputs, timings=True)
@@ -114,7 +84,7 @@ def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str,
         metrics = aggregate_tables(read_tables(tmp), benchmarks, inputs)  # derived from the saved tables
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "provenance.json", {
-            "profile": "paper", **provenance, "n_items": {k: len(v) for k, v in tables.items()},
+            "profile": provenance["profile"], **provenance, "n_items": {k: len(v) for k, v in tables.items()},
             "settings": {k: inputs[k] for k in _settings(benchmarks) if inputs.get(k) is not None},
             "mlflow_run_id": getattr(tracker, "run_id", None)})
     tracker.log_metrics(metrics)

@@ -4,7 +4,7 @@
 - ``loss`` (a name of ``vlcomp.losses.LOSSES``), ``loss_args`` (its constructor's keywords) and ``loss_weights``
   (term name -> weight; a term not listed has weight 1);
 - ``batch``: its batch composition (:class:`BatchConfig`: which rows, K negatives, P positives, hard images);
-- ``model``: its model modifiers (:class:`ModelModifiers`: frozen towers);
+- ``model``: its model modifiers (:class:`ModelModifiers`: frozen towers, LoRA adapters on either tower);
 - ``paper`` and ``label``: where the reports put it and what they call it.
 
 ``variants.<name>`` is one run of a method: ``{method, seed, generator}`` (``generator`` repeats the method's
@@ -22,9 +22,10 @@ from typing import Any
 import torch
 
 from ..config import build, section
+from ..models.lora import LoraSpec
+from ..models.towers import FREEZABLE
 
 ROW_RULES = ("all", "with_negatives")
-TOWERS = ("image", "text")
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,41 @@ class BatchConfig:
 
 @dataclass(frozen=True)
 class ModelModifiers:
-    """``methods.<name>.model``: ``freeze``: towers whose weights stay fixed (``image``, ``text``)."""
+    """``methods.<name>.model``. ``freeze``: parts whose weights stay fixed (the ``image`` / ``text`` towers,
+    ``logit_scale``); ``lora``: LoRA adapters through peft (:class:`vlcomp.models.lora.LoraSpec`: ``towers``,
+    ``rank``, ``alpha``, ``layers``), which freeze the adapted towers' own weights, train only the adapters there
+    and are merged into the weights when training ends (TSVLC: ``lora: {towers: [image, text], rank: 4, alpha: 1,
+    layers: [attn, mlp, patch_embed]}``, ``freeze: [logit_scale]``). None: no adapter."""
 
     freeze: tuple[str, ...] = ()
+    lora: LoraSpec | None = None
 
     def __post_init__(self) -> None:
-        bad = [t for t in self.freeze if t not in TOWERS]
+        bad = [t for t in self.freeze if t not in FREEZABLE]
         if bad:
-            raise ValueError(f"freeze: {bad} are not towers; choose from {TOWERS}")
+            raise ValueError(f"freeze: {bad} are not towers (or logit_scale); choose from {FREEZABLE}")
+        if self.lora is None:
+            return
+        if not isinstance(self.lora, LoraSpec):
+            raise ValueError(f"lora={self.lora!r}: expected a mapping of towers, rank, alpha, layers")
+        both = [t for t in self.lora.towers if t in self.freeze]
+        if both:
+            raise ValueError(f"lora.towers: {both} are also in freeze; a tower is either frozen or adapted")
+
+
+def model_modifiers(values: Any, where: str) -> ModelModifiers:
+    """``<where>`` (``methods.<name>.model``) checked, its ``lora`` mapping built into a :class:`LoraSpec`; a
+    mistake is a ``ValueError`` naming the parameter."""
+    if values is not None and not isinstance(values, dict):
+        raise ValueError(f"params: {where} must be a mapping (freeze, lora), got {values!r}")
+    values = dict(values or {})
+    lora = values.pop("lora", None)
+    if lora is not None:
+        if not isinstance(lora, dict):
+            raise ValueError(f"params: {where}.lora must be a mapping (towers, rank, alpha, layers) or null, "
+                             f"got {lora!r}")
+        lora = build(LoraSpec, lora, f"{where}.lora")
+    return build(ModelModifiers, {**values, "lora": lora}, where)
 
 
 @dataclass(frozen=True)
@@ -102,7 +130,7 @@ def method_config(params: dict[str, Any], name: str) -> MethodConfig:
     raw = dict(methods[name] or {})
     where = f"methods.{name}"
     batch = build(BatchConfig, raw.pop("batch", None), f"{where}.batch")
-    model = build(ModelModifiers, raw.pop("model", None), f"{where}.model")
+    model = model_modifiers(raw.pop("model", None), f"{where}.model")
     cfg = build(MethodConfig, {**raw, "batch": batch, "model": model}, where)
     from ..generators import GENERATORS
     from ..losses import LOSSES
@@ -174,12 +202,24 @@ def make_loss(method: MethodConfig) -> torch.nn.Module:
     return WeightedLoss(loss, method.loss_weights) if method.loss_weights else loss
 
 
-def apply_modifiers(model: torch.nn.Module, method: MethodConfig) -> torch.nn.Module:
-    """Freeze the towers ``method.model.freeze`` names (their parameters get no gradient and no optimiser
-    state). The image tower is ``model.visual``; the text tower is every other parameter but the logit scale."""
-    for name, p in model.named_parameters():
-        tower = "image" if name.startswith("visual.") else None if name.startswith("logit_") else "text"
-        if tower in method.model.freeze:
-            p.requires_grad_(False)
+def apply_modifiers(model: torch.nn.Module, method: MethodConfig, *, seed: int = 0) -> torch.nn.Module:
+    """Freeze the parts ``method.model.freeze`` names (their parameters get no gradient and no optimiser state;
+    :mod:`vlcomp.models.towers`), then add the LoRA adapters of ``method.model.lora`` (in place; A initialised
+    from ``seed``; :func:`vlcomp.models.lora.add_lora`). Undo LoRA's wrappers with :func:`finish_modifiers`."""
+    from ..models.lora import add_lora
+    from ..models.towers import freeze
+
+    freeze(model, method.model.freeze)
+    if method.model.lora is not None:
+        add_lora(model, method.model.lora, seed=seed)
     return model
 
+
+def finish_modifiers(model: torch.nn.Module, method: MethodConfig) -> torch.nn.Module:
+    """The trained model as a plain open_clip model: LoRA adapters merged into the weights
+    (:func:`vlcomp.models.lora.merge_lora`); without LoRA, ``model`` untouched."""
+    if method.model.lora is None:
+        return model
+    from ..models.lora import merge_lora
+
+    return merge_lora(model)

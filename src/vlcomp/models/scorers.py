@@ -24,8 +24,8 @@ the places where the reference code does not run the cross encoder:
   retrieval tables report (ITM is used for the ARO pair tasks only); ``retrieval_mode = "dual_view"``.
 
 Dual scorers need no ``dual_view``. The paper profile builds every scorer from its ``params.yaml`` spec with
-:func:`vlcomp.models.zoo.build_scorer`; the open_clip families (CLIP, NegCLIP, CE-CLIP, CoN-CLIP, TSVLC) are
-:class:`OpenClipScorer` instances, BLIP and FLAVA are ``zoo.BlipScorer`` / ``zoo.FlavaScorer``.
+:func:`vlcomp.profiles.paper.zoo.build_scorer`; the open_clip families (CLIP, NegCLIP, CE-CLIP, CoN-CLIP, TSVLC)
+are :class:`OpenClipScorer` instances, BLIP and FLAVA are ``zoo.BlipScorer`` / ``zoo.FlavaScorer``.
 """
 
 from __future__ import annotations

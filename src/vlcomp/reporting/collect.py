@@ -1,8 +1,11 @@
-"""Collect evaluation outputs (DVC-tracked ``metrics/<model>/``) into tidy tables for reports."""
+"""The metrics tree as one long table (one row per model and metric) and its statistics over training seeds, for
+the toy report's tables, the claims ledger and the cross-paper matrix; and the methods a report shows.
+
+The files are read by :mod:`vlcomp.reporting.tree` (the one reader of ``metrics/<model>/``).
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-BASE_METHOD = "clip"  # the pretrained base model every method starts from (evaluate_base)
+from .tree import BASE_METHOD, model_dirs, read_metrics, read_provenance
+
 #: models the reports show that are no method of params: the base model, the papers' other models (their printed
 #: numbers only) and chance rows
 REFERENCE_LABELS = {BASE_METHOD: "CLIP", "xvlm": "X-VLM", "blip": "BLIP", "flava": "FLAVA", "chance": "chance"}
@@ -44,16 +48,13 @@ def methods_of(params: Mapping, paper: str | None = None) -> Methods:
 def collect(metrics_dir: str | Path) -> pd.DataFrame:
     """Long table: one row per (model dir, metric): model, method, seed, key, value, provenance columns."""
     rows = []
-    for d in sorted(Path(metrics_dir).iterdir()):
-        if not (d / "metrics.json").exists():
-            continue
-        with open(d / "metrics.json") as f:
-            metrics = json.load(f)
-        with open(d / "provenance.json") as f:
-            prov = json.load(f)
-        for key, value in metrics.items():
+    for d in model_dirs(metrics_dir):
+        prov = read_provenance(d / "provenance.json")
+        if prov is None:
+            raise FileNotFoundError(f"{d / 'provenance.json'}: missing (every metrics.json has its provenance)")
+        for key, value in read_metrics(d / "metrics.json").items():
             rows.append({"model": prov["model"], "method": prov["method"], "seed": str(prov.get("seed", "")),
-                         "key": key, "value": float(value), "git_commit": prov.get("git_commit", ""),
+                         "key": key, "value": value, "git_commit": prov.get("git_commit", ""),
                          "mlflow_run_id": prov.get("mlflow_run_id") or "", "dvc_stage": prov.get("dvc_stage", "")})
     if not rows:
         raise FileNotFoundError(f"{metrics_dir}: no metrics.json under it (run the evaluate stages first)")

@@ -1,10 +1,11 @@
-"""Claims ledger for the ARO / NegCLIP paper: headline claims as checks over metrics, across seeds.
+"""Claims ledger: a paper's headline claims as checks over the collected metrics, across seeds.
 
 A claim is a list of conditions. Each condition compares metrics of one or two methods; it is evaluated on
 every training seed of the methods involved (CLIP is the single pretrained base model), and it *holds* only
-if it holds on every seed. The ledger shows each condition's per-seed values and their spread.
-
-Thresholds are fixed here, from the paper's own numbers, before any result is seen; they are not tuned.
+if it holds on every seed. The ledger shows each condition's per-seed values and their spread. The condition
+builders here (:func:`at_most`, :func:`at_least`, :func:`beats`, :func:`ratio`) take the long table of
+:func:`vlcomp.reporting.collect.collect`; each paper states its claims and thresholds in its module under
+:mod:`vlcomp.reporting.papers` (the registry's ``claims``).
 """
 
 from __future__ import annotations
@@ -14,21 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..benchmarks.retrieval import metric_key as retrieval_key
 from .collect import Methods, per_seed
-
-WEAK_MAX = 0.65
-"""'Weak' on a 2-way task: at most 0.65 (paper CLIP: VG-R 0.59, VG-A 0.62; chance 0.50)."""
-CLEAR_MARGIN = 0.05
-"""A 'clear margin': at least 5 points (paper NegCLIP gains: +0.06 to +0.45 over CLIP and CLIP-FT)."""
-FEW_POINTS = 0.03
-"""'Within a few points': a drop of at most 3 points (paper's largest downstream drop: ImageNet 0.75 -> 0.72)."""
-SURVIVES_RATIO = 0.5
-"""Retrieval 'survives' shuffling: shuffled R@1 keeps at least half its value (paper CLIP COCO: 0.341/0.503)."""
-ABOVE_CHANCE_FACTOR = 10.0
-"""'Far above chance': at least 10x the R@1 of a random ranking."""
-ORDER_BLIND_MAX = 0.6
-"""'Cannot tell the original from its shuffles': Order accuracy at most 0.6 (paper CLIP COCO 0.46, NegCLIP 0.86)."""
 
 
 @dataclass
@@ -57,12 +44,14 @@ def _fmt(values: list[float]) -> str:
     return f"{v.mean():.3f} (min {v.min():.3f}, max {v.max():.3f}, n={v.size})"
 
 
-def _at_most(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+def at_most(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+    """``method``'s ``key`` is at most ``bound`` on every seed."""
     vals = list(per_seed(long, key).get(method, []))
     return Condition(f"{methods.label(method)} {what} <= {bound}", vals, bool(vals) and max(vals) <= bound)
 
 
-def _margin(methods: Methods, long: pd.DataFrame, better: str, worse: str, key: str, margin: float, what: str) -> Condition:
+def beats(methods: Methods, long: pd.DataFrame, better: str, worse: str, key: str, margin: float,
+          what: str) -> Condition:
     """``better - worse >= margin`` for every seed of ``better`` against the mean of ``worse`` over its seeds
     (CLIP has one base model; for CLIP-FT vs NegCLIP, seed i is paired with seed i when both exist)."""
     vals = per_seed(long, key)
@@ -74,57 +63,21 @@ def _margin(methods: Methods, long: pd.DataFrame, better: str, worse: str, key: 
                      min(diffs) >= margin)
 
 
-def _ratio(methods: Methods, long: pd.DataFrame, method: str, num: str, den: str, bound: float, what: str) -> Condition:
+def ratio(methods: Methods, long: pd.DataFrame, method: str, num: str, den: str, bound: float, what: str) -> Condition:
+    """``method``'s ``num / den`` (seed by seed) is at least ``bound`` on every seed."""
     n, d = per_seed(long, num).get(method, []), per_seed(long, den).get(method, [])
     vals = [a / b for a, b in zip(n, d, strict=False) if b > 0]
     return Condition(f"{methods.label(method)} {what} >= {bound}", vals, bool(vals) and min(vals) >= bound)
 
 
-def _at_least(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+def at_least(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+    """``method``'s ``key`` is at least ``bound`` on every seed."""
     vals = list(per_seed(long, key).get(method, []))
     return Condition(f"{methods.label(method)} {what} >= {bound:.4g}", vals, bool(vals) and min(vals) >= bound)
 
 
-def aro_claims(long: pd.DataFrame, chance_r1: dict[str, float], methods: Methods) -> list[Claim]:
-    """The four headline claims of the issue, evaluated on the collected metrics.
-
-    ``chance_r1`` maps ``coco``/``flickr30k`` to the image->text R@1 of a random ranking on that test split.
-    """
-    vgr, vga = "aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc"
-    orders = {"COCO-Order": "aro/coco_order/acc", "Flickr30k-Order": "aro/flickr30k_order/acc"}
-    a = Claim("a", "Base CLIP is weak on VG-Relation and VG-Attribution, far below what NegCLIP reaches.",
-              "CLIP 0.59 / 0.62 vs NegCLIP 0.81 / 0.71 (Table 6); chance 0.50")
-    a.conditions = [_at_most(methods, long, "clip", vgr, WEAK_MAX, "VG-R macro acc"),
-                    _at_most(methods, long, "clip", vga, WEAK_MAX, "VG-A macro acc"),
-                    _margin(methods, long, "negclip", "clip", vgr, CLEAR_MARGIN, "VG-R"),
-                    _margin(methods, long, "negclip", "clip", vga, CLEAR_MARGIN, "VG-A")]
-    b = Claim("b", "Retrieval survives caption shuffles (R@1 keeps most of its value, far above chance), while the "
-              "order task shows the model cannot tell the original from its shuffles.",
-              "CLIP COCO text R@1 0.503 -> 0.341 (shuffle all words, Table 3); COCO-Order 0.46 (Table 5)")
-    for ds in ("coco", "flickr30k"):
-        none = retrieval_key(ds, "none", "i2t/recall_at_1")
-        shuf = retrieval_key(ds, "shuffle_all_words", "i2t/recall_at_1")
-        b.conditions.append(_ratio(methods, long, "clip", shuf, none, SURVIVES_RATIO, f"{ds} i2t R@1 shuffled/unshuffled"))
-        b.conditions.append(_at_least(methods, long, "clip", shuf, ABOVE_CHANCE_FACTOR * chance_r1[ds],
-                                      f"{ds} i2t R@1 on shuffled captions (10x chance)"))
-    b.conditions.append(_at_most(methods, long, "clip", orders["COCO-Order"], ORDER_BLIND_MAX, "COCO-Order acc"))
-    c = Claim("c", "NegCLIP beats CLIP and CLIP-FT on VG-R, VG-A, COCO-Order and Flickr30k-Order by clear margins.",
-              "Table 6: NegCLIP 0.81 / 0.71 / 0.86 / 0.91 vs CLIP 0.59 / 0.62 / 0.46 / 0.59, CLIP-FT 0.63 / 0.65 / 0.36 / 0.50")
-    for name, key in (("VG-R", vgr), ("VG-A", vga), *orders.items()):
-        for other in ("clip", "clip_ft"):
-            c.conditions.append(_margin(methods, long, "negclip", other, key, CLEAR_MARGIN, name))
-    d = Claim("d", "NegCLIP keeps downstream zero-shot and retrieval within a few points of CLIP.",
-              "Table 6: CIFAR10 0.95 -> 0.94, CIFAR100 0.80 -> 0.79, ImageNet 0.75 -> 0.72; retrieval R@1 improves")
-    for task in ("cifar10", "cifar100", "imagenet"):
-        d.conditions.append(_margin(methods, long, "negclip", "clip", f"zeroshot/{task}/acc", -FEW_POINTS, f"{task} zero-shot"))
-    for ds in ("coco", "flickr30k"):
-        for direction in ("i2t", "t2i"):
-            d.conditions.append(_margin(methods, long, "negclip", "clip", retrieval_key(ds, "none", f"{direction}/recall_at_1"),
-                                        -FEW_POINTS, f"{ds} {direction} R@1"))
-    return [a, b, c, d]
-
-
 def ledger_table(claims: list[Claim]) -> pd.DataFrame:
+    """One row per condition of every claim: whether the claim and the condition held, the values over seeds."""
     rows = []
     for cl in claims:
         for cond in cl.conditions:

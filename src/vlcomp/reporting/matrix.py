@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .collect import BASE_METHOD, Methods
+from .collect import Methods
+from .tree import BASE_METHOD
 
 NO_METHODS = Methods((BASE_METHOD,))
 

@@ -1,4 +1,10 @@
-"""Run a jupytext report template with papermill and render it to self-contained HTML with nbconvert."""
+"""Run a paper's report template (``notebooks/<paper>.py``, jupytext percent format) with papermill for one profile,
+and render it to self-contained HTML with nbconvert.
+
+One template serves both profiles. Its ``parameters`` cell declares ``profile``; a cell tagged
+``profile-<name>`` (:func:`profile_tag`: ``profile-toy``, ``profile-paper``) belongs to that profile's sections
+only and is dropped before the other profile's run; untagged cells run for both.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,42 @@ import re
 from pathlib import Path
 
 _REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>", re.IGNORECASE)
+PROFILE_TAG_PREFIX = "profile-"
+
+
+def report_template(paper: str, notebooks_dir: str | Path = "notebooks") -> Path:
+    """The report template of ``paper``: ``<notebooks_dir>/<paper>.py``, the same file for every profile."""
+    template = Path(notebooks_dir) / f"{paper}.py"
+    if not template.exists():
+        raise FileNotFoundError(f"{template}: no report template for paper {paper!r}")
+    return template
+
+
+def profile_tag(profile: str) -> str:
+    """The cell tag of a profile's sections (``toy`` -> ``profile-toy``)."""
+    return f"{PROFILE_TAG_PREFIX}{profile}"
+
+
+def cell_profiles(cell) -> set[str]:
+    """The profiles a notebook cell is tagged for (empty: the cell runs for every profile)."""
+    return {t[len(PROFILE_TAG_PREFIX):] for t in cell.metadata.get("tags", []) if t.startswith(PROFILE_TAG_PREFIX)}
+
+
+def select_profile(nb, profile: str, source: str | Path):
+    """``nb`` without the cells tagged for other profiles only, and without the profile tags (the rendered report
+    is the same as a template of that profile alone). Raises ValueError naming ``source`` when no cell is tagged
+    for ``profile`` although some are tagged for others."""
+    tagged = set().union(*(cell_profiles(c) for c in nb.cells))
+    if tagged and profile not in tagged:
+        raise ValueError(f"{source}: no cells tagged {profile_tag(profile)!r} (profiles: {', '.join(sorted(tagged))})")
+    nb.cells = [c for c in nb.cells if not cell_profiles(c) or profile in cell_profiles(c)]
+    for c in nb.cells:
+        tags = [t for t in c.metadata.get("tags", []) if not t.startswith(PROFILE_TAG_PREFIX)]
+        if tags:
+            c.metadata["tags"] = tags
+        else:
+            c.metadata.pop("tags", None)
+    return nb
 
 
 def strip_remote_scripts(html: str) -> str:
@@ -15,16 +57,19 @@ def strip_remote_scripts(html: str) -> str:
 
 
 def render_report(template: str | Path, out_dir: str | Path, parameters: dict) -> Path:
-    """Execute ``template`` (a jupytext percent ``.py``) with ``parameters`` and write ``index.html``
-    (no input cells; figures embedded, so it opens offline) plus the executed notebook into ``out_dir``."""
+    """Execute ``template`` (a jupytext percent ``.py``) for ``parameters["profile"]`` (:func:`select_profile`)
+    with ``parameters`` and write ``index.html`` (no input cells; figures embedded, so it opens offline) plus the
+    executed notebook into ``out_dir``."""
     import jupytext
     import nbformat
     import papermill as pm
     from nbconvert import HTMLExporter
 
+    if "profile" not in parameters:
+        raise ValueError(f"{template}: the parameters name no profile")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    nb = jupytext.read(template)
+    nb = select_profile(jupytext.read(template), parameters["profile"], template)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     src = out_dir / "template.ipynb"
     nbformat.write(nb, src)

@@ -19,10 +19,10 @@ printed number::
   empty.
 
 :func:`released_comparison` puts every transcribed row next to the matching models of a
-:class:`~vlcomp.reporting.paper_profile.PaperReport`, mapped as :mod:`~vlcomp.reporting.paper_profile` maps them:
-a released checkpoint by its name, a pipeline model by its method (the pipeline's ``clip`` is OpenAI CLIP,
+:class:`~vlcomp.reporting.tree.MetricsTree`, mapped as :mod:`~vlcomp.reporting.tree` maps them to a paper's
+printed values: a released checkpoint by its name, a pipeline model by its method (the pipeline's ``clip`` is OpenAI CLIP,
 ``negclip-s0`` -> ``negclip``; methods with two or more training seeds also get a mean row). A transcribed
-model that no model of the report maps to still gets a row, with an empty reproduced cell and a note: no number is
+model that no model of the tree maps to still gets a row, with an empty reproduced cell and a note: no number is
 ever filled in.
 """
 
@@ -41,19 +41,9 @@ import pandas as pd
 from ..benchmarks.aro import ORDER_METRIC_NAME
 from ..benchmarks.registry import BENCHMARKS
 from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
-from .paper_profile import (
-    PIPELINE,
-    PROVENANCE_COLUMNS,
-    RELEASED,
-    RELEASED_SUBDIR,
-    SEED_MEAN,
-    ModelResult,
-    PaperCell,
-    PaperReport,
-    comparison_rows,
-    section,
-)
+from .comparison import SEED_MEAN, PaperCell, comparison_rows, section
 from .paper_values import checked_rows
+from .tree import PIPELINE, PROVENANCE_COLUMNS, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult
 
 COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "benchmark", "metric_key", "value", "source", "note")
 VALUES_FILE = "released_paper_values.csv"
@@ -86,6 +76,11 @@ KEY_PREFIX: dict[str, str] = {
 DELTA_SUFFIX = "/delta"
 NOTE_SEPARATOR = " | "
 KEY_COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "metric_key")
+#: Shown under the released checkpoints' table of reproduced values (:func:`vlcomp.reporting.tree.released_wide`).
+OTHER_PAPERS_NOTE = ("This table lists reproduced values only. The printed numbers of the CE-CLIP, CoN-CLIP, TSVLC "
+                     "and Hard-Positives papers for these checkpoints (and for the pipeline's `clip` and `negclip` "
+                     "variants) follow, one section per paper (`vlcomp.reporting.released_values`, transcribed in "
+                     "`vlcomp/data/released_paper_values.csv`).")
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _KEY = re.compile(r"[A-Za-z0-9_.\-/]+")
@@ -151,23 +146,23 @@ def load_released_paper_values(path: str | Path | None = None) -> pd.DataFrame:
 
 
 def released_model_of(m: ModelResult) -> str:
-    """The transcribed model a report model is compared with: a released checkpoint's name, a pipeline model's
-    method (as :func:`~vlcomp.reporting.paper_profile.paper_model_of`); "" when it is none of :data:`MODELS`."""
+    """The transcribed model a tree model is compared with: a released checkpoint's name, a pipeline model's
+    method (as :func:`~vlcomp.reporting.tree.paper_model_of`); "" when it is none of :data:`MODELS`."""
     model = m.method if m.source == PIPELINE else m.name
     return model if model in MODELS else ""
 
 
-def _models_for(report: PaperReport, model: str) -> list[ModelResult]:
-    """Report models compared with ``model`` (its ``paper_model`` set to it), or one missing placeholder."""
-    found = [dataclasses.replace(m, paper_model=model) for m in report.models if released_model_of(m) == model]
+def _models_for(tree: MetricsTree, model: str) -> list[ModelResult]:
+    """Tree models compared with ``model`` (its ``paper_model`` set to it), or one missing placeholder."""
+    found = [dataclasses.replace(m, paper_model=model) for m in tree.models if released_model_of(m) == model]
     if found:
         return found
-    return [ModelResult(model, RELEASED, model, "", model, report.metrics_dir / RELEASED_SUBDIR / model, False)]
+    return [ModelResult(model, RELEASED, model, "", model, tree.metrics_dir / RELEASED_SUBDIR / model, False)]
 
 
-def released_comparison(report: PaperReport, paper: str | None = None,
+def released_comparison(tree: MetricsTree, paper: str | None = None,
                         values: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Long table: every transcribed row (of ``paper``, or of all papers) against each report model mapping to
+    """Long table: every transcribed row (of ``paper``, or of all papers) against each tree model mapping to
     its model (pipeline models, their seed means, released checkpoints), with ``reproduced``, ``paper`` (the
     printed value), ``difference`` = reproduced - paper, ``note`` (model / metric missing) and ``paper_note``
     (the transcription's caveat). Columns :data:`TABLE_COLUMNS`."""
@@ -181,7 +176,7 @@ def released_comparison(report: PaperReport, paper: str | None = None,
         cell = PaperCell(float(r["value"]), math.nan, f"{r['artifact']} ({r['source']})")
         fields = {"paper_id": r["paper"], "artifact": r["artifact"], "benchmark": r["benchmark"],
                   "paper_note": r["note"]}
-        rows += comparison_rows(_models_for(report, r["model"]), fields, r["metric_key"],
+        rows += comparison_rows(_models_for(tree, r["model"]), fields, r["metric_key"],
                                 lambda pm, model=r["model"], c=cell: c if pm == model else None)
     df = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
     return df.astype({"reproduced": "float64", "paper": "float64", "difference": "float64"})
@@ -209,12 +204,12 @@ def title(paper: str) -> str:
     return PAPERS[paper][0]
 
 
-def released_section(report: PaperReport, paper: str, out_dir: str | Path,
+def released_section(tree: MetricsTree, paper: str, out_dir: str | Path,
                      values: pd.DataFrame | None = None) -> str:
     """One paper's notebook section: save :func:`released_comparison` as ``tables/<paper>_released`` (and its
     wide view, one row per printed metric, as ``tables/<paper>_released_wide``) and return the Markdown to show:
     the wide view, the status notes and the transcription notes."""
-    df = released_comparison(report, paper, values)
+    df = released_comparison(tree, paper, values)
     parts = [section(df, out_dir, f"{paper}_released", index=("artifact", "benchmark", "metric_key"))]
     notes = paper_notes_markdown(df)
     if notes:

@@ -10,9 +10,9 @@ from pathlib import Path
 import torch
 
 from ..config import build
-from ..methods import MethodConfig, apply_modifiers, make_loss, make_sampler, method_rows
+from ..methods import MethodConfig, apply_modifiers, finish_modifiers, make_loss, make_sampler, method_rows
 from ..models.factory import ModelSpec, create_model, with_weights  # noqa: F401  (with_weights: re-exported)
-from ..seeding import np_rng
+from ..seeding import derive_seed, np_rng
 from ..text.tokenizer import get_tokenizer
 from ..world import Split
 from .loop import TrainConfig, train
@@ -77,14 +77,15 @@ def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg
                  checkpoint_every: int = 0, resume: bool = False, device: str | torch.device = "cpu",
                  amp: bool | str = "auto") -> tuple[torch.nn.Module, list[dict]]:
     """Fine-tune ``base`` on ``data`` with ``method``. The keyword options go to :func:`vlcomp.train.loop.train`
-    (checkpoints and resume, device, mixed precision); their defaults train exactly as before they existed."""
-    model = apply_modifiers(create_model(base), method)
+    (checkpoints and resume, device, mixed precision); their defaults train exactly as before they existed. The
+    returned model is a plain open_clip model (a method's LoRA adapters merged), what ``model.pt`` holds."""
+    model = apply_modifiers(create_model(base), method, seed=derive_seed(seed, "finetune-lora", stream))
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     sampler = make_sampler(data.rows, method, tcfg.batch_size, data.mined)
     history = train(model, tokenizer, data.split.images, sampler, make_loss(method), tcfg,
                     np_rng(seed, "finetune", stream), on_log=on_log, checkpoint_dir=checkpoint_dir,
                     checkpoint_every=checkpoint_every, resume=resume, device=device, amp=amp)
-    return model, history
+    return finish_modifiers(model, method), history
 
 
 def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: FinetuneConfig, seed: int,

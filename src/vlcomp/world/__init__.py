@@ -32,7 +32,7 @@ class Split:
     """A split on disk: images (uint8 [N, H, W, 3]), scene graphs and captions, read lazily.
 
     Toy profile: generated ``images.npy`` and ``scenes.jsonl``. Paper profile: ``index.json`` (written by
-    :mod:`vlcomp.paper.world`) points at real image files, decoded on indexing (:class:`vlcomp.formats.images.ImageFiles`);
+    :mod:`vlcomp.profiles.paper.world`) points at real image files, decoded on indexing (:class:`vlcomp.formats.images.ImageFiles`);
     a real split has captions but no scene graphs.
     """
 

@@ -5,7 +5,9 @@ benchmarks its tables read (names of ``vlcomp.benchmarks``), the catalog artifac
 the catalog's artifact list, ``../shared/papers/<catalog>``) and its claims (a function of the collected
 metrics -> claims-ledger entries). ``papers`` in params lists the papers whose report the pipeline builds:
 ``dvc.yaml`` fans ``report@<paper>`` out over it, and the report index lists them. Adding a paper is a module
-here that calls ``PAPERS.add``, its notebook ``notebooks/<paper>.py``, and a ``papers`` entry.
+(or package, as :mod:`.aro`) here that calls ``PAPERS.add`` and holds the paper's tables, figures and claims, its
+notebook ``notebooks/<paper>.py`` (one template for both profiles, :mod:`vlcomp.reporting.notebook`), and a
+``papers`` entry.
 """
 
 from __future__ import annotations

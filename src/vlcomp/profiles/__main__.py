@@ -1,0 +1,7 @@
+"""``python -m vlcomp.profiles [toy|paper]``: see :mod:`vlcomp.profiles.switch`."""
+
+import sys
+
+from .switch import main
+
+sys.exit(main())

@@ -1,0 +1,110 @@
+"""Stage ``world`` of the paper profile: index the real caption files and their images (nothing is generated).
+
+``world`` in the paper profile's params::
+
+    world:
+      image_size: 224            # decoded images: shorter side to 224 (bicubic), centre crop (open_clip eval)
+      splits:
+        coco_train: {annotations: $VLCOMP_DATA/coco/coco_karpathy_train.json, images: $VLCOMP_DATA/coco/images}
+        coco_val:   {annotations: ..._val.json, images: ...}
+        ...
+
+Two annotation layouts are read, both BLIP's Karpathy files (the ones ARO and the NegCLIP fork use):
+
+- one record per caption, ``{"image": str, "caption": str, ...}`` (``coco_karpathy_train.json``): records of
+  the same image are grouped, in order of first appearance;
+- one record per image, ``{"image": str, "caption": [str, ...]}`` (``coco_karpathy_val.json``, ``_test.json``,
+  ``flickr30k_test.json``): image keys must be unique.
+
+Captions are kept as written (stripped), not ``pre_caption``-cleaned: the NegCLIP fork trains on the raw COCO
+captions; the ARO evaluation loaders clean their own copies. Each split is written as the toy world's split is
+(``<split>/captions.json`` in the Karpathy layout) plus ``<split>/index.json`` (image root, the images in caption
+order, the decode size, the annotation file's SHA-256), which :class:`vlcomp.world.Split` reads lazily through
+:class:`vlcomp.formats.images.ImageFiles`. Every image file is checked to exist before the stage succeeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...config import build, expand_inputs
+from ...formats.karpathy import read_caption_file
+from ...io import sha256_file, write_json
+
+INDEX_FORMAT = "vlcomp-paper-split/1"
+
+
+@dataclass(frozen=True)
+class PaperSplitSpec:
+    """``world.splits.<name>`` in the paper profile."""
+
+    annotations: str
+    images: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PaperWorldConfig:
+    image_size: int = 224
+
+    def __post_init__(self) -> None:
+        if isinstance(self.image_size, bool) or not isinstance(self.image_size, int) or self.image_size < 1:
+            raise ValueError(f"world.image_size={self.image_size!r}: must be a positive int")
+
+
+def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dict[str, PaperSplitSpec]]:
+    w = dict(world or {})
+    splits = w.pop("splits", None)
+    if not isinstance(splits, Mapping) or not splits:
+        raise ValueError("params: world.splits is missing or empty (paper profile: caption files to index)")
+    specs = {}
+    for name, spec in splits.items():
+        if not isinstance(spec, Mapping):
+            raise ValueError(f"params: world.splits.{name} must be a mapping with `annotations` and `images`")
+        s = build(PaperSplitSpec, dict(spec), f"world.splits.{name}")
+        specs[name] = PaperSplitSpec(expand_inputs(s.annotations), expand_inputs(s.images), s.description)
+    return build(PaperWorldConfig, w, "world"), specs
+
+
+def read_split(name: str, spec: PaperSplitSpec) -> list[dict]:
+    """The split's caption records, after checking that its image folder holds every image they name (the world
+    stage and the doctor both check a split this way)."""
+    records = read_caption_file(spec.annotations)
+    root = Path(spec.images)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: image folder of split {name!r} not found (world.splits.{name}.images)")
+    missing = [r["image"] for r in records if not (root / r["image"]).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{root}: {len(missing)} of {len(records)} images of split {name!r} "
+                                f"({spec.annotations}) are missing, e.g. {', '.join(missing[:3])}")
+    return records
+
+
+def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path) -> dict:
+    """Write ``out_dir/<name>/captions.json`` and ``index.json``; returns the split's summary."""
+    records = read_split(name, spec)
+    root = Path(spec.images)
+    d = out_dir / name
+    d.mkdir(parents=True, exist_ok=True)
+    write_json(d / "captions.json", records)
+    write_json(d / "index.json", {
+        "format": INDEX_FORMAT, "image_root": str(root.resolve()), "images": [r["image"] for r in records],
+        "image_size": image_size, "annotations": str(Path(spec.annotations).resolve()),
+        "annotations_sha256": sha256_file(spec.annotations), "description": spec.description})
+    return {"n_images": len(records), "n_captions": sum(len(r["caption"]) for r in records)}
+
+
+def index_world(world: Mapping[str, Any], out_dir: str | Path) -> dict:
+    """Index every split of the paper profile's ``world`` into ``out_dir``; returns ``{split: summary}``."""
+    cfg, specs = paper_world_configs(world)
+    return {name: index_split(name, spec, cfg.image_size, Path(out_dir)) for name, spec in specs.items()}
+
+
+def build_world(params: Mapping[str, Any], out: Path) -> dict[str, dict[str, Any]]:
+    """Stage ``world``: :func:`index_world` of params' ``world`` (the toy profile's signature)."""
+    from ...config import section
+
+    return index_world(section(params, "world"), out)

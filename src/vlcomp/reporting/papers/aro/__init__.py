@@ -1,0 +1,31 @@
+"""ARO / NegCLIP (Yuksekgonul et al., ICLR 2023): the registry entry and the report's logic.
+
+The package registers the paper (catalog ``aro_negclip.md``) and holds everything ``notebooks/aro.py`` calls for
+this paper, for both profiles:
+
+- :mod:`.claims`: the claims ledger's four claims and their thresholds (the entry's ``claims``);
+- :mod:`.tables`, :mod:`.figures`, :mod:`.artifacts`, :mod:`.negatives`: the toy report's tables (mean ± std over
+  training seeds next to the printed value), Figures 1-3, the datasets and checkpoints the pipeline built, the
+  kinds of the mined NegCLIP negatives;
+- :mod:`.toy`: the toy-profile sections' entry points, over the collected metrics and the toy world;
+- :mod:`.comparison`: the paper-profile sections' long comparison tables over the metrics tree.
+"""
+
+from __future__ import annotations
+
+from .. import PAPERS, Paper
+from .claims import aro_claims
+
+NAME = "aro"
+
+PAPERS.add(NAME, Paper(
+    name=NAME,
+    title="When and why vision-language models behave like bags-of-words, and what to do about it? (ARO, NegCLIP)",
+    catalog="aro_negclip.md",
+    methods=("clip_ft", "negclip"),
+    benchmarks=("vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
+                "zeroshot_aro"),
+    artifacts=("ARO-D1", "ARO-D2", "ARO-D3", "ARO-D4", "ARO-M1", "ARO-M2", "ARO-T1", "ARO-F1", "ARO-T2", "ARO-X1",
+               "ARO-X2", "ARO-F2", "ARO-T3", "ARO-T4", "ARO-T5", "ARO-F3", "ARO-T6"),
+    claims=aro_claims,
+))

@@ -1,0 +1,118 @@
+"""ARO's tables in the paper-profile sections of ``notebooks/aro.py``: long comparison tables over the metrics tree
+(:mod:`vlcomp.reporting.tree`, rows built by :mod:`vlcomp.reporting.comparison`), next to ARO's printed numbers.
+
+:func:`load` reads the paper profile's tree matched with ARO's printed values; :func:`t6`, :func:`t2`,
+:func:`x1` and :func:`order_table` are Tables 6, 2, the in-text VG-Attribution numbers and Tables 5 / 6's Order
+rows. Metric keys are those of :mod:`vlcomp.benchmarks`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ....benchmarks.aro import ORDER_METRIC_NAME
+from ....benchmarks.retrieval import RETRIEVAL_METRIC_NAME
+from ....eval.common import key_part
+from ....metrics.aro import VG_RELATION_GROUP_OF
+from ...comparison import comparison_frame, comparison_rows, first_paper_cell, paper_cell
+from ...paper_values import MACRO_GROUPS, load_paper_values, lookup
+from ...tree import PAPER_PROFILE, MetricsTree, read_tree
+from . import NAME
+from .tables import T6_ROWS
+
+VG_DATASETS: tuple[str, ...] = ("vg_relation", "vg_attribution")
+VG_R = "aro/vg_relation"
+REL_KEY = re.compile(rf"^{VG_R}/rel/(?P<rel>.+)/acc$")
+#: ARO Table 6's zero-shot datasets (benchmark ``zeroshot_aro``)
+ZEROSHOT_ARO_TASKS = ("cifar10", "cifar100", "imagenet")
+
+
+def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models") -> MetricsTree:
+    """The paper profile's metrics tree, its models matched with ARO's printed values."""
+    return read_tree(metrics_dir, params_path, models_dir, paper_values=load_paper_values(NAME),
+                     profile=PAPER_PROFILE)
+
+
+def metric_key(dataset: str, metric: str) -> str | None:
+    """The :mod:`vlcomp.benchmarks` key of a printed (dataset, metric); None for a dataset no benchmark scores."""
+    if dataset in VG_DATASETS or dataset in ORDER_METRIC_NAME.values():
+        return f"aro/{dataset}/{metric}"
+    if dataset in RETRIEVAL_METRIC_NAME.values():
+        return f"retrieval/{dataset}/{metric}"
+    if dataset in ZEROSHOT_ARO_TASKS:
+        return f"zeroshot/{dataset}/{metric}"
+    return None
+
+
+def vg_relation_macro_key(group: str) -> str:
+    """``overall`` -> ``aro/vg_relation/macro_acc``; ``spatial`` -> ``aro/vg_relation/spatial_macro_acc``."""
+    return f"{VG_R}/macro_acc" if group == "overall" else f"{VG_R}/{group}_macro_acc"
+
+
+def relations(tree: MetricsTree) -> list[tuple[str, str, str]]:
+    """(relation, metric key, Table 2 section) for every relation of the paper's Table 2 or of any present
+    model's metrics, ordered by section (spatial, verbs, other) then name."""
+    p = tree.paper_values
+    names = set(p.loc[(p["artifact"] == "ARO-T2") & (p["metric"] == "acc"), "group"])
+    by_part = {key_part(n): n for n in (*VG_RELATION_GROUP_OF, *names)}
+    for m in tree.present():
+        for k in m.metrics:
+            hit = REL_KEY.match(k)
+            if hit:
+                names.add(by_part.get(hit["rel"], hit["rel"]))
+    order = {g: i for i, g in enumerate(dict.fromkeys(VG_RELATION_GROUP_OF.values()))}
+    rows = [(n, f"{VG_R}/rel/{key_part(n)}/acc", VG_RELATION_GROUP_OF.get(n, "other")) for n in names]
+    return sorted(rows, key=lambda r: (order.get(r[2], len(order)), r[0]))
+
+
+def t2(tree: MetricsTree) -> pd.DataFrame:
+    """ARO-T2: VG-Relation macro rows (overall, spatial, verbs) for every model, then per-relation accuracy for
+    every present model; paper columns from Table 2 (and its sample counts)."""
+    p, rows = tree.paper_values, []
+    for group in MACRO_GROUPS:
+        fields = {"section": group, "relation": f"macro ({group})", "paper_n_samples": math.nan}
+        rows += comparison_rows(tree.models, fields, vg_relation_macro_key(group),
+                                lambda pm, g=group: paper_cell(p, "ARO-T2", "vg_relation", pm, "macro_acc", g))
+    for rel, key, section in relations(tree):
+        n = lookup(p, "ARO-T2", "vg_relation", "", "n_samples", rel)
+        fields = {"section": section, "relation": rel, "paper_n_samples": math.nan if n is None else n}
+        rows += comparison_rows(tree.present(), fields, key,
+                                lambda pm, r=rel: paper_cell(p, "ARO-T2", "vg_relation", pm, "acc", r))
+    return comparison_frame(rows, ("section", "relation", "paper_n_samples"))
+
+
+def x1(tree: MetricsTree) -> pd.DataFrame:
+    """ARO-X1: VG-Attribution macro accuracy per model, next to the paper's in-text numbers."""
+    key = metric_key("vg_attribution", "macro_acc")
+    rows = comparison_rows(tree.models, {"task": "VG-Attribution"}, key,
+                           lambda pm: paper_cell(tree.paper_values, "ARO-X1", "vg_attribution", pm, "macro_acc"))
+    return comparison_frame(rows, ("task",))
+
+
+def t6(tree: MetricsTree) -> pd.DataFrame:
+    """ARO-T6: every row of Table 6, under the one metric key both profiles write. The zero-shot rows are
+    reproduced when ``zeroshot_aro`` ran (image-folder exports of CIFAR10/100 and ImageNet in ``paper_inputs``),
+    else they keep the paper's value with the note that the metric is missing."""
+    rows = []
+    for group, task, key, dataset, metric in T6_ROWS:
+        rows += comparison_rows(tree.models, {"group": group, "task": task}, key,
+                                lambda pm, d=dataset, mt=metric: paper_cell(tree.paper_values, "ARO-T6", d, pm, mt))
+    return comparison_frame(rows, ("group", "task"))
+
+
+def order_table(tree: MetricsTree) -> pd.DataFrame:
+    """COCO / Flickr30k-Order accuracy (mean over order seeds, with its std over them) per model; paper values from
+    Table 5 (with std) where printed, else Table 6."""
+    rows = []
+    for dataset in ORDER_METRIC_NAME.values():
+        key = metric_key(dataset, "acc")
+        rows += comparison_rows(
+            tree.models, {"dataset": dataset}, key,
+            lambda pm, d=dataset: first_paper_cell(tree.paper_values, ("ARO-T5", "ARO-T6"), d, pm, "acc"),
+            extra=lambda m, k=key, d=dataset: {"std_over_order_seeds": m.value(f"{k}_std"),
+                                               "n_order_seeds": m.value(metric_key(d, "n_seeds"))})
+    return comparison_frame(rows, ("dataset",), ("std_over_order_seeds", "n_order_seeds"))
