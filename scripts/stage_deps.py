@@ -147,22 +147,38 @@ def stage_graphs(body: dict, params: dict) -> dict[str, set[str]]:
 
 
 def suggested_deps(graphs: dict[str, set[str]]) -> list[str]:
-    """The code deps dvc.yaml should list for a stage with these graphs: the shared files, a package folder as a
-    whole when the stage reaches any of its modules, top-level modules one by one, and the profile slot
-    ``src/vlcomp/profiles/${profile}`` when any profile has code of its own there."""
-    files = graphs["toy"] | graphs["paper"]
+    """The code deps dvc.yaml should list for a stage with these graphs (``{profile: files}``; empty where the
+    stage does not exist): the shared files, a package folder as a whole when the stage reaches any of its
+    modules (package data such as the toy architectures' configs comes with it), top-level modules one by one,
+    and each profile's own code through ``${profile}``: file by file (``src/vlcomp/profiles/${profile}/world.py``)
+    when every profile with the stage reaches the same files, else the whole ``src/vlcomp/profiles/${profile}``."""
+    root = Path("src", PACKAGE, "profiles")
     out: set[str] = set()
-    own = False
-    for f in files:
-        parts = Path(f).parts
-        if parts[:3] == ("src", PACKAGE, "profiles"):
-            own = own or len(parts) > 4
-            if len(parts) == 4:
-                out.add(f)  # vlcomp/profiles/__init__.py, run by every profile import
-            continue
-        out.add(str(Path(*parts[:3])) if parts[:2] == ("src", PACKAGE) and len(parts) > 3 else f)
-    return sorted(out, key=lambda d: (not d.startswith("stages/"), d)) + (
-        ["src/vlcomp/profiles/${profile}"] if own else [])
+    own: dict[str, set[str]] = {}
+    for p, files in graphs.items():
+        for f in files:
+            parts = Path(f).parts
+            if Path(*parts[:3]) == root:
+                if len(parts) == 4:
+                    out.add(f)  # vlcomp/profiles/__init__.py, run by every profile import
+                else:
+                    own.setdefault(p, set()).add(str(Path(*parts[4:])))
+                continue
+            out.add(str(Path(*parts[:3])) if parts[:2] == ("src", PACKAGE) and len(parts) > 3 else f)
+    present = [p for p, files in graphs.items() if files]
+    for p, rels in own.items():  # a sub-package reached whole is listed as its folder
+        for sub in {Path(r).parts[0] for r in rels if len(Path(r).parts) > 1}:
+            whole = {str(f.relative_to(SRC / PACKAGE / "profiles" / p)) for f in (SRC / PACKAGE / "profiles" / p / sub).rglob("*.py")}
+            if whole <= rels:
+                own[p] = (rels - whole) | {sub}
+                rels = own[p]
+    if not own:
+        slots = []
+    elif all(own.get(p) == own.get(present[0]) for p in present):
+        slots = [f"{root}/${{profile}}/{r}" for r in sorted(own[present[0]])]
+    else:
+        slots = [f"{root}/${{profile}}"]
+    return sorted(out, key=lambda d: (not d.startswith("stages/"), d)) + slots
 
 
 def is_code_dep(dep: str) -> bool:
