@@ -57,16 +57,13 @@ from torch import nn
 from torch.nn.utils import parametrize
 
 from .towers import TOWERS, part_of
+from .weights import few_keys
 
 LAYERS = ("attn", "mlp", "patch_embed")
 #: peft's adapter name for every adapter added here.
 ADAPTER = "default"
 #: The prefix of peft's saved-adapter names (``get_peft_model_state_dict`` of a ``PeftModel``).
 STATE_PREFIX = "base_model.model."
-
-
-def _few(keys: list[str], n: int = 4) -> str:
-    return ", ".join(sorted(keys)[:n]) + (f", ... ({len(keys)} in all)" if len(keys) > n else "")
 
 
 @dataclass(frozen=True)
@@ -232,8 +229,8 @@ def inject_lora(model: nn.Module, targets: LoraTargets, *, r: int, alpha: float,
     got = set(lora_layers(model))
     want = set(targets.modules | targets.parameters)
     if got != want:
-        raise ValueError(f"LoRA adapters landed on {_few(sorted(got - want)) or 'nothing else'} and missed "
-                         f"{_few(sorted(want - got)) or 'nothing'}")
+        raise ValueError(f"LoRA adapters landed on {few_keys(sorted(got - want)) or 'nothing else'} and missed "
+                         f"{few_keys(sorted(want - got)) or 'nothing'}")
     for p in model.parameters():
         if p in grads:
             p.requires_grad_(grads[p])
@@ -269,8 +266,8 @@ def load_lora_state(model: nn.Module, state: Mapping[str, torch.Tensor], *, sour
             params[f"{STATE_PREFIX}{path}.lora_{side}.weight"] = getattr(layer, f"lora_{side}")[ADAPTER].weight
     missing, unexpected = sorted(set(params) - set(state)), sorted(set(state) - set(params))
     if missing or unexpected:
-        raise ValueError(f"{source}: LoRA weights do not fit the adapters (missing {_few(missing) or 'none'}; "
-                         f"unexpected {_few(unexpected) or 'none'})")
+        raise ValueError(f"{source}: LoRA weights do not fit the adapters (missing {few_keys(missing) or 'none'}; "
+                         f"unexpected {few_keys(unexpected) or 'none'})")
     for key, p in params.items():
         if tuple(state[key].shape) != tuple(p.shape):
             raise ValueError(f"{source}: {key} has shape {tuple(state[key].shape)}, the adapter {tuple(p.shape)}")
