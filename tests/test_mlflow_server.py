@@ -3,6 +3,7 @@ the run reads back with its tags, params, metrics and artifact."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -68,6 +69,11 @@ def test_stage_logs_to_a_real_server_over_http(tmp_path, monkeypatch):
         assert got.data.tags["dvc_stage"] == "finetune@negclip-s0" and got.data.tags["method"] == "negclip"
         assert got.data.params["finetune.lr"] == "0.0005"
         assert got.data.metrics["aro/vg_relation/macro_acc"] == 0.5
+        # what the UI reads to pick the experiment's landing page, over the server's REST API: the runs table
+        with urllib.request.urlopen(f"{uri}/api/2.0/mlflow/experiments/get-by-name?experiment_name=aro",
+                                    timeout=10) as r:
+            tags = {t["key"]: t["value"] for t in json.loads(r.read())["experiment"].get("tags", [])}
+        assert tags["mlflow.experimentKind"] == "custom_model_development"
         path = client.download_artifacts(run.run_id, "note.txt", str(tmp_path / "dl"))
         assert Path(path).read_text() == "provenance"
         assert any((tmp_path / "artifacts").rglob("note.txt"))  # stored by the server, not the client

@@ -38,6 +38,26 @@ def test_stage_run_logs_tags_params_metrics(tmp_path, monkeypatch):
     assert run.data.params["finetune.lr_grid"] == "[0.1, 0.2]"
     assert run.data.metrics["aro/vg_relation/macro_acc"] == pytest.approx(0.75)
     assert run.data.metrics["train/contrastive_loss"] == pytest.approx(1.5)
+    # the UI opens the experiment on its runs table, not on MLflow 3's GenAI overview
+    from vlcomp.tracking import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
+
+    experiment = MlflowClient(tracking_uri=uri).get_experiment_by_name("aro")
+    assert experiment.tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND == "custom_model_development"
+
+
+def test_an_experiment_kind_set_by_hand_is_kept(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from vlcomp.tracking import EXPERIMENT_KIND_TAG
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("VLCOMP_TRACKING", "on")
+    client = MlflowClient(tracking_uri=uri)
+    exp_id = client.create_experiment("evaluate", tags={EXPERIMENT_KIND_TAG: "genai_development"})
+    with stage_run("evaluate_base", experiment="evaluate", profile="toy", paper="all"):
+        pass
+    assert client.get_experiment(exp_id).tags[EXPERIMENT_KIND_TAG] == "genai_development"
 
 
 def test_tracking_off_is_a_noop(monkeypatch, tmp_path):

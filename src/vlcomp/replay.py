@@ -37,6 +37,7 @@ from .tracking import (
     flatten,
     git_commit,
     paper_tag,
+    use_experiment,
 )
 
 
@@ -150,7 +151,7 @@ def replay(runs: list[ReplayRun], tracking_uri: str, *, force: bool = False) -> 
         if not force and _existing(client, run.experiment, run.stage):
             yield run.stage, "skipped"
             continue
-        mlflow.set_experiment(run.experiment)
+        use_experiment(run.experiment)
         with mlflow.start_run(run_name=run.stage, tags=run.tags):
             handle = StageRun(True)  # the stages' own param / metric logging (chunking, key checks, NaN drop)
             handle.log_params(run.params)

@@ -114,6 +114,24 @@ def paper_tag(params: Mapping[str, Any], *, method: str | None = None, generator
 EVALUATE_EXPERIMENT = "evaluate"
 
 
+#: The experiment tag MLflow 3's UI reads to choose an experiment's landing page; without it an experiment opens
+#: on the GenAI overview (traces, latency, tokens: empty here) instead of its runs table.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
+
+
+def use_experiment(name: str) -> str:
+    """Make ``name`` the active MLflow experiment (created if missing), tagged as a classic model-development
+    experiment (:data:`EXPERIMENT_KIND`) so the UI opens it on its runs; returns its id. An experiment kind set
+    by hand in the UI is left as it is."""
+    import mlflow
+
+    experiment = mlflow.set_experiment(name)
+    if EXPERIMENT_KIND_TAG not in (experiment.tags or {}):
+        mlflow.MlflowClient().set_experiment_tag(experiment.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+    return experiment.experiment_id
+
+
 @contextlib.contextmanager
 def stage_run(stage: str, *, experiment: str, profile: str, paper: str, method: str = "", seed: int | str = "",
               params: Mapping[str, Any] | None = None) -> Iterator[StageRun]:
@@ -124,7 +142,7 @@ def stage_run(stage: str, *, experiment: str, profile: str, paper: str, method: 
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
-    mlflow.set_experiment(experiment)
+    use_experiment(experiment)
     tags = {"dvc_stage": stage, "git_commit": git_commit(), "profile": profile, "paper": paper,
             "method": method, "seed": str(seed)}
     with mlflow.start_run(run_name=stage, tags=tags) as run:
