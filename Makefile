@@ -34,7 +34,8 @@ bench: $(STAMP)            ## throughput benchmarks (numbers, not assertions)
 	$(BIN)/python perf/bench_paper_eval.py --out perf/results/bench_paper_eval.json
 	$(BIN)/python perf/bench_twins.py --out perf/results/bench_twins.json
 
-ui: $(STAMP)               ## MLflow UI on http://127.0.0.1:5000
+ui: $(STAMP)               ## MLflow UI on http://127.0.0.1:5000 (open the printed link: it lands on the runs)
+	@echo "MLflow UI: open http://127.0.0.1:5000/#/experiments?workflowType=machine_learning"
 	$(BIN)/mlflow ui --backend-store-uri $${MLFLOW_TRACKING_URI:-sqlite:///mlflow.db} --host 127.0.0.1 --port 5000
 
 clean-venv:

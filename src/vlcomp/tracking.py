@@ -114,16 +114,26 @@ def paper_tag(params: Mapping[str, Any], *, method: str | None = None, generator
 EVALUATE_EXPERIMENT = "evaluate"
 
 
-#: The experiment tag MLflow 3's UI reads to choose an experiment's landing page; without it an experiment opens
-#: on the GenAI overview (traces, latency, tokens: empty here) instead of its runs table.
+#: The experiment-type tag of MLflow 3 (shown, and editable, in the experiment's header). It does not choose the
+#: page an experiment opens on: the UI's workflow type does (:data:`UI_QUERY`).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
+#: MLflow 3's UI opens every experiment on its GenAI overview (traces, latency, tokens: empty here) unless its
+#: workflow type is "Model training" (the toggle at the top left, remembered by the browser); this query string in
+#: the URL selects it, so a link carrying it lands on the runs table (checked in headless Chromium by
+#: tests/test_mlflow_ui_browser.py).
+UI_QUERY = "workflowType=machine_learning"
+
+
+def ui_url(base: str = "http://127.0.0.1:5000", experiment_id: str | None = None) -> str:
+    """The MLflow UI link that opens on runs: the experiment list, or one experiment's runs table."""
+    page = f"/experiments/{experiment_id}" if experiment_id is not None else "/experiments"
+    return f"{base.rstrip('/')}/#{page}?{UI_QUERY}"
 
 
 def use_experiment(name: str) -> str:
-    """Make ``name`` the active MLflow experiment (created if missing), tagged as a classic model-development
-    experiment (:data:`EXPERIMENT_KIND`) so the UI opens it on its runs; returns its id. An experiment kind set
-    by hand in the UI is left as it is."""
+    """Make ``name`` the active MLflow experiment (created if missing), typed as a classic model-development
+    experiment (:data:`EXPERIMENT_KIND_TAG`); returns its id. A type set by hand in the UI is left as it is."""
     import mlflow
 
     experiment = mlflow.set_experiment(name)
