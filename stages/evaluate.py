@@ -13,7 +13,7 @@ from vlcomp.device import resolve_device
 from vlcomp.eval.inputs import read_manifest
 from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
 from vlcomp.io import read_json
-from vlcomp.tracking import EVALUATE_EXPERIMENT, git_commit, paper_tag, stage_run
+from vlcomp.tracking import EVALUATE_EXPERIMENT, evaluation_params, git_commit, paper_tag, stage_run
 
 
 def pipeline_scorer(params: dict, name: str, ckpt: Path):
@@ -44,10 +44,10 @@ def main() -> None:
     names = evaluation_benchmarks(params)
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
-    used = {"model": args.model, **meta, "benchmarks": names}
+    used = evaluation_params(args.model, args.method, args.seed, meta, names)
     with stage_run(args.stage, experiment=EVALUATE_EXPERIMENT, profile=params["profile"],
                    paper=paper_tag(params, method=args.method), method=args.method,
-                   seed=args.seed, params=used) as tr:
+                   seed=used["seed"], params=used) as tr:
         evaluate_scorer(scorer, names, inputs, args.out, {
             "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),
             "source": "pipeline", "benchmarks": names, "profile": params["profile"], "git_commit": git_commit(),

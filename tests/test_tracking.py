@@ -89,3 +89,13 @@ def test_git_commit_ignores_dvc_lock_but_not_source(tmp_path):
     assert git_commit(tmp_path) == clean
     (tmp_path / "code.py").write_text("x = 2\n")
     assert git_commit(tmp_path) == clean + "-dirty"
+
+
+def test_evaluation_params_always_carry_method_seed_and_lr():
+    from vlcomp.tracking import NOT_APPLICABLE, evaluation_params
+
+    base = evaluation_params("clip", "clip", "", {"arch": "toy-rn16", "trained_on": "web"}, ["vg_relation"])
+    assert base == {"model": "clip", "method": "clip", "seed": NOT_APPLICABLE, "lr": NOT_APPLICABLE,
+                    "arch": "toy-rn16", "trained_on": "web", "benchmarks": ["vg_relation"]}
+    tuned = evaluation_params("negclip-s1", "negclip", "1", {"lr": 0.001, "method": "negclip", "seed": 1}, [])
+    assert (tuned["method"], tuned["seed"], tuned["lr"]) == ("negclip", 1, 0.001)  # the checkpoint's own values

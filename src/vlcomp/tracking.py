@@ -109,6 +109,21 @@ def paper_tag(params: Mapping[str, Any], *, method: str | None = None, generator
     return ALL_PAPERS
 
 
+#: The value of a run parameter that does not apply to a model (the base model's seed and learning rate, a released
+#: checkpoint's): logged explicitly, so the compare view's parallel coordinates show it instead of inventing one.
+NOT_APPLICABLE = "n/a"
+
+
+def evaluation_params(model: str, method: str, seed: int | str, meta: Mapping[str, Any],
+                      benchmarks: list[str]) -> dict[str, Any]:
+    """The MLflow params of one evaluation run: ``model``, ``method``, ``seed`` and ``lr`` always present (the
+    checkpoint's ``model.json`` values where it has them, else :data:`NOT_APPLICABLE`), the rest of ``meta``,
+    ``benchmarks``."""
+    out = {"model": model, "method": method or NOT_APPLICABLE,
+           "seed": NOT_APPLICABLE if seed in ("", None) else seed, "lr": NOT_APPLICABLE}
+    return {**out, **meta, "benchmarks": benchmarks}
+
+
 #: The MLflow experiment holding one run per evaluated model (every paper's benchmarks, the same metric keys), so
 #: the UI's compare view is the cross-paper model x metric matrix.
 EVALUATE_EXPERIMENT = "evaluate"
