@@ -206,3 +206,72 @@ def test_miner_on_real_captions(nlp) -> None:
     kept = sum(bool(n) for n in negs)
     assert kept >= 150, kept  # most COCO captions have two nouns to swap
     assert sum(len(n) for n in negs) / kept > 1.2
+
+
+# ------------------------------------------------------------------ defects of the gist's placeholder swap, fixed
+
+
+class _Span:
+    """The three attributes of a spaCy Span that the phrase swap reads."""
+
+    def __init__(self, text: str, phrase: str, occurrence: int = 0) -> None:
+        start = -1
+        for _ in range(occurrence + 1):
+            start = text.index(phrase, start + 1)
+        self.text, self.start_char, self.end_char = phrase, start, start + len(phrase)
+
+
+def test_phrase_swap_exchanges_the_spans_not_every_occurrence() -> None:
+    from vlcomp.text.negclip_swaps import _swap_phrases
+
+    text = "Customers sit at a table while a waiter is sitting nearby"
+    spans = [_Span(text, "Customers sit"), _Span(text, "sitting")]
+    # the gist's str.replace also hit the "sit" inside "sitting": "...is customers sitting..." -> "sittingting"
+    assert _swap_phrases(text, spans, np.random.default_rng(0)) == \
+        "sitting at a table while a waiter is customers sit nearby"
+    text = "A truck filled with hay and a man's flatbed"
+    spans = [_Span(text, "filled"), _Span(text, "'s flatbed")]
+    assert _swap_phrases(text, spans, np.random.default_rng(0)) == "a truck 's flatbed with hay and a manfilled"
+
+
+def test_phrase_swap_of_equal_texts_is_no_candidate() -> None:
+    from vlcomp.text.negclip_swaps import _swap_phrases
+
+    text = "A big red dog chases a big red dog."
+    spans = [_Span(text, "A big red dog"), _Span(text, "a big red dog")]
+    assert _swap_phrases(text, spans, np.random.default_rng(0)) is None  # was the caption itself, lowercased
+
+
+@pytest.mark.spacy
+def test_equal_noun_phrases_give_no_negative(nlp) -> None:
+    doc = nlp("A big red dog chases a big red dog.")
+    assert np_swap(doc, np.random.default_rng(0)) is None
+    assert negatives_for_doc(doc, np.random.default_rng(0), generators=["np_swap"]) == []
+
+
+@pytest.mark.spacy
+def test_phrase_swaps_keep_every_character_on_real_captions(nlp) -> None:
+    """A span swap only moves text: the negative has the lowercased caption's characters, exactly."""
+    if not REAL_CAPTIONS.exists():
+        pytest.skip(f"{REAL_CAPTIONS} not present")
+    records = json.loads(REAL_CAPTIONS.read_text())
+    captions = [c for r in records[:150] for c in (r["caption"] if isinstance(r["caption"], list) else [r["caption"]])]
+    checked = 0
+    for doc in nlp.pipe(captions):
+        for gen in (np_swap, vp_swap):
+            out = gen(doc, np.random.default_rng(0))
+            if out is not None:
+                assert Counter(out) == Counter(doc.text.lower()), (doc.text, out)
+                checked += 1
+    assert checked > 50
+
+
+@pytest.mark.spacy
+def test_the_miner_honours_max_negatives_above_five(nlp) -> None:
+    from vlcomp.generators.negclip import mine_captions
+
+    caption = "The old man slowly walks the big brown dog while two young girls quickly ride their red bikes past the tall trees"
+    six = mine_negatives([caption], np.random.default_rng(1), nlp, max_negatives=6)[0]
+    assert len(six) == 6  # every one of the 6 generators has candidates here
+    assert mine_captions([[caption]], nlp, np.random.default_rng(1), max_negatives=6) == [[six]]
+    assert mine_captions([[caption]], nlp, np.random.default_rng(1), max_negatives=5) == [[six[:5]]]

@@ -32,10 +32,10 @@ def mine_captions(captions: list[list[str]], nlp, rng: np.random.Generator, max_
     from ..text.negclip_swaps import mine_negatives
 
     flat = [c for caps in captions for c in caps]
-    negs = mine_negatives(flat, rng, nlp)
+    negs = mine_negatives(flat, rng, nlp, max_negatives=max_negatives)
     out, k = [], 0
     for caps in captions:
-        out.append([list(n[:max_negatives]) for n in negs[k : k + len(caps)]])
+        out.append([list(n) for n in negs[k : k + len(caps)]])
         k += len(caps)
     return out
 

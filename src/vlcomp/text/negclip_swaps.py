@@ -15,9 +15,9 @@ adv_swap    two random tokens with ``pos_ == "ADV"``                            
 adj_swap    two random tokens with ``pos_ == "ADJ"``                                             tokens
 ==========  ===================================================================================  ==========
 
-"lowercased": the two phrase texts are exchanged inside the caption string through a placeholder
-(``text.replace(a, "123X456").replace(b, a).replace("123X456", b)``), so the caption keeps its own spacing and
-punctuation, and the result is lowercased. "tokens": the caption's spaCy token texts joined with single spaces
+"lowercased": the two phrase spans are exchanged at their character positions in the caption string (the text
+before, between and after them kept as it is), so the caption keeps its own spacing and punctuation, and the
+result is lowercased. "tokens": the caption's spaCy token texts joined with single spaces
 (``"A black desk sitting on a cat ."``; a double space in the caption becomes a ``" "`` token and so three
 spaces). A generator returns None when it has fewer than 2 candidates, and then draws no random numbers.
 
@@ -32,8 +32,12 @@ Choices the paper leaves AMBIGUOUS, and what is done here:
   tokens with the original case and token spacing ("Two cows looking a mountain range and one is overlooking
   in ..."), which is what ``verb_swap`` (``pos_ == "VERB"`` token swap, not in the default set) produces.
   Use ``generators=TSV_GENERATORS`` to mimic that file.
-- *Substring hazard of the placeholder swap* (kept, as in the gist): ``str.replace`` replaces every
-  occurrence, also inside longer words or phrases.
+- *Where the phrases are swapped*: the gist exchanges phrase texts with ``str.replace`` through a placeholder
+  (``text.replace(a, "123X456").replace(b, a).replace("123X456", b)``), which replaces every occurrence, also
+  inside longer words ("customers sit" <-> "sitting" gave "...sittingting..."; "filled" <-> "'s flatbed" gave
+  "itfilled"). A defect, not a design: here the two spans are swapped at their own positions only.
+- *Two phrases with the same text* (case aside): swapping them gives the caption itself, lowercased, which the
+  case-sensitive :func:`check_same` would keep as a "negative"; such a swap yields no candidate (None).
 - *At most 5*: the paper says "up to 5", but there are 6 generators; the first ``max_negatives`` (5)
   surviving candidates in generator order are kept (the gist's own cap is not documented).
 - *No deduplication* beyond :func:`check_same` against the original, as in the gist (valid_neg_clip.tsv has
@@ -57,10 +61,9 @@ from .perturb import _check_captions, _check_rng
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.matcher import Matcher
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
     from spacy.vocab import Vocab
 
-PLACEHOLDER = "123X456"
 #: Optional VERB, any ADV, any AUX, one or more VERB (the gist's verb-phrase pattern).
 VP_PATTERN: list[dict] = [
     {"POS": "VERB", "OP": "?"},
@@ -78,13 +81,19 @@ def _pick_two(n: int, rng: np.random.Generator) -> tuple[int, int]:
     return int(i), int(j)
 
 
-def _swap_phrases(text: str, phrases: Sequence[str], rng: np.random.Generator) -> str | None:
-    """Exchange two random ``phrases`` in ``text`` via the placeholder; lowercased; None if < 2 phrases."""
-    if len(phrases) < 2:
+def _swap_phrases(text: str, spans: Sequence[Span], rng: np.random.Generator) -> str | None:
+    """Exchange two random non-overlapping ``spans`` of ``text`` at their character positions; lowercased. None if
+    there are fewer than 2 spans or the two have the same text up to case (the swap would change nothing)."""
+    if len(spans) < 2:
         return None
-    i, j = _pick_two(len(phrases), rng)
-    a, b = phrases[i], phrases[j]
-    return text.replace(a, PLACEHOLDER).replace(b, a).replace(PLACEHOLDER, b).lower()
+    i, j = _pick_two(len(spans), rng)
+    a, b = sorted((spans[i], spans[j]), key=lambda s: s.start_char)
+    if a.text.lower() == b.text.lower():
+        return None
+    if a.end_char > b.start_char:
+        raise ValueError(f"overlapping phrases {a.text!r} and {b.text!r} in {text!r}")
+    out = text[:a.start_char] + b.text + text[a.end_char:b.start_char] + a.text + text[b.end_char:]
+    return out.lower()
 
 
 def _swap_tokens(doc: Doc, keep: Callable[[Token], bool], rng: np.random.Generator) -> str | None:
@@ -102,7 +111,7 @@ def np_swap(doc: Doc, rng: np.random.Generator) -> str | None:
     """Swap two noun chunks of more than 2 whitespace-separated words (lowercased result)."""
     if not doc.has_annotation("DEP"):
         raise ValueError(f"np_swap needs a dependency parse (keep the 'parser' component): {doc.text!r}")
-    return _swap_phrases(doc.text, [c.text for c in doc.noun_chunks if len(c.text.split()) > 2], rng)
+    return _swap_phrases(doc.text, [c for c in doc.noun_chunks if len(c.text.split()) > 2], rng)
 
 
 @functools.lru_cache(maxsize=8)
@@ -114,17 +123,22 @@ def _vp_matcher(vocab: Vocab) -> Matcher:
     return matcher
 
 
-def verb_phrases(doc: Doc) -> list[str]:
-    """Texts of the longest non-overlapping ``VP_PATTERN`` matches, in document order."""
+def verb_phrase_spans(doc: Doc) -> list[Span]:
+    """The longest non-overlapping ``VP_PATTERN`` matches, in document order."""
     from spacy.util import filter_spans
 
     spans = _vp_matcher(doc.vocab)(doc, as_spans=True)
-    return [s.text for s in sorted(filter_spans(spans), key=lambda s: s.start)]
+    return sorted(filter_spans(spans), key=lambda s: s.start)
+
+
+def verb_phrases(doc: Doc) -> list[str]:
+    """Texts of :func:`verb_phrase_spans`."""
+    return [s.text for s in verb_phrase_spans(doc)]
 
 
 def vp_swap(doc: Doc, rng: np.random.Generator) -> str | None:
     """Swap two verb phrases (``VERB? ADV* AUX* VERB+`` after ``filter_spans``; lowercased result)."""
-    return _swap_phrases(doc.text, verb_phrases(doc), rng)
+    return _swap_phrases(doc.text, verb_phrase_spans(doc), rng)
 
 
 def nn_swap(doc: Doc, rng: np.random.Generator) -> str | None:
