@@ -18,9 +18,9 @@ $(STAMP): requirements.txt requirements-spacy-model.txt pyproject.toml
 
 setup: $(STAMP)
 
-JOBS      ?= 2
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro, JOBS independent stages at a time
+repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro, JOBS (default: one per core) stages at a time, 1 torch thread each
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/repro.py --jobs $(JOBS)
 
 smoke: $(STAMP)            ## the whole DAG at smoke size in a temporary workspace

@@ -15,7 +15,9 @@
 #
 # Yuksekgonul et al., *When and why vision-language models behave like bags-of-words, and what to do about it?*
 # (ICLR 2023). Every table and figure of the paper (artifact list in the catalog, §7) is regenerated below from
-# this pipeline's DVC outputs, next to the paper's printed numbers. All logic lives in `vlcomp.reporting`.
+# this pipeline's DVC outputs, next to the paper's printed numbers. A line under each table and figure says what its
+# spread is over and n; the paper's own inconsistencies (catalog §6) are shown beside the tables they concern. All
+# logic lives in `vlcomp.reporting`.
 
 # %% [markdown] tags=["profile-paper"]
 # # ARO / NegCLIP — reproduction report, paper profile
@@ -44,7 +46,7 @@ mined_root = "data/mined"  # toy profile only
 # %% tags=["profile-toy"]
 from pathlib import Path  # noqa: E402 (the parameters cell comes first)
 
-from IPython.display import HTML, Image, Markdown, display  # noqa: E402
+from IPython.display import HTML, Markdown, display  # noqa: E402
 
 from vlcomp.reporting.papers.aro import toy as R  # noqa: E402
 
@@ -55,25 +57,31 @@ display(Markdown(R.intro_markdown(ctx)))
 # ## What each toy twin stands for
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "stands_for", R.stands_for_table(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "stands_for", R.stands_for_table(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## Claims ledger
-# Each headline claim is a set of conditions over metrics, checked on every training seed (CLIP is the single
-# pretrained base model). Thresholds are fixed in `vlcomp.reporting.papers.aro.claims` from the paper's own numbers.
+# Each headline claim is a set of conditions over metrics, checked on every whole-chain run (the rule is stated under
+# the table). Thresholds are fixed in `vlcomp.reporting.papers.aro.claims` from the paper's own numbers.
 
 # %% tags=["profile-toy"]
-display(Markdown(R.ledger_markdown(ctx)))
-display(HTML(R.save(ctx, out_dir, "claims_ledger", R.ledger(ctx)).to_html(index=False)))
+verdicts, ledger = R.ledger(ctx)
+display(Markdown(verdicts))
+display(HTML(R.show(out_dir, "claims_ledger", ledger)))
 
 # %% [markdown] tags=["profile-toy"]
-# ## ARO-T6 — CLIP vs CLIP-FT vs NegCLIP (Table 6) and ARO-F3 (Figure 3, radar)
-# Toy cells: mean ± std over training seeds. "paper": the printed value.
+# ## ARO-T6 — CLIP vs CLIP-FT vs NegCLIP (Table 6)
+# Toy cells: mean ± spread over whole-chain runs; "paper": the printed value. The CSV holds one numeric row per
+# task and model (mean, spread, n, paper value, difference).
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "ARO-T6", R.t6(ctx)).to_html(index=False)))
-R.save(ctx, out_dir, "ARO-T6_long", R.t6_long(ctx))
-display(Image(filename=str(R.fig(ctx, out_dir, "ARO-F3"))))
+display(HTML(R.show(out_dir, "ARO-T6", R.t6(ctx))))
+
+# %% [markdown] tags=["profile-toy"]
+# ## ARO-F3 — Figure 3 (radar)
+
+# %% tags=["profile-toy"]
+display(HTML(R.fig(ctx, out_dir, "ARO-F3")))
 
 # %% [markdown] tags=["profile-toy"]
 # ## ARO-D1–D4, ARO-M1/M2 — the datasets and checkpoints this run built
@@ -82,36 +90,41 @@ display(Image(filename=str(R.fig(ctx, out_dir, "ARO-F3"))))
 # without a negative dropped, K nearest-neighbour images) and where each artifact lives.
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "ARO-D_M_artifacts", R.artifacts(ctx, R.mined_dir(ctx, mined_root))).to_html(index=False)))
+display(HTML(R.show(out_dir, "ARO-D_M_artifacts", R.artifacts(ctx, R.mined_dir(ctx, mined_root)))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## ARO-T1 — the order perturbations (Table 1), on the paper's example sentence
-# One sample per perturbation from this pipeline's spaCy + trigram code (stochastic; the paper's trigram example
-# cannot come from left-aligned chunking, see the catalog §2.3).
+# One sample per perturbation from this pipeline's spaCy + trigram code.
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "ARO-T1", R.t1(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "ARO-T1", R.t1(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## ARO-F1 — the ARO overview (Figure 1)
 
 # %% tags=["profile-toy"]
-display(Image(filename=str(R.fig(ctx, out_dir, "ARO-F1"))))
+display(HTML(R.fig(ctx, out_dir, "ARO-F1")))
 
 # %% [markdown] tags=["profile-toy"]
-# ## ARO-T2 — VG-Relation per relation (Table 2), ARO-X2 — spatial vs verbs
+# ## ARO-T2 — VG-Relation per relation (Table 2)
 # The toy world has its own relations; a paper column is filled where the paper's Table 2 has the same relation.
 # Symmetric relations are kept in the benchmark file and excluded from the macro average, as the ARO code does.
+# Toy and paper columns follow one model order: the report's methods, then the models the paper alone prints.
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "ARO-T2", R.t2(ctx)).to_html(index=False)))
-display(HTML(R.save(ctx, out_dir, "ARO-X2", R.x2(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "ARO-T2", R.t2(ctx))))
+
+# %% [markdown] tags=["profile-toy"]
+# ## ARO-X2 — VG-Relation, spatial vs verbs (in-text numbers)
+
+# %% tags=["profile-toy"]
+display(HTML(R.show(out_dir, "ARO-X2", R.x2(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## ARO-X1 — VG-Attribution macro accuracy (in-text numbers)
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "ARO-X1", R.x1(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "ARO-X1", R.x1(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## Wrong-image control: how much of VG-R / VG-A is read off the image?
@@ -122,71 +135,124 @@ display(HTML(R.save(ctx, out_dir, "ARO-X1", R.x1(ctx)).to_html(index=False)))
 # and `world.layout_prior` (see World calibration and Deviations).
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "wrong_image_control", R.wrong_image(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "wrong_image_control", R.wrong_image(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## ARO-T5 — Pick-the-Right-Caption / Order (Table 5)
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "ARO-T5", R.t5(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "ARO-T5", R.t5(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
-# ## ARO-F2, ARO-T3, ARO-T4 — retrieval without order information (Figure 2, Tables 3 and 4)
+# ## ARO-F2 — retrieval without order information (Figure 2)
 
 # %% tags=["profile-toy"]
-display(Image(filename=str(R.fig(ctx, out_dir, "ARO-F2"))))
-display(HTML(R.save(ctx, out_dir, "ARO-T3", R.t3(ctx)).to_html(index=False)))
-display(HTML(R.save(ctx, out_dir, "ARO-T4", R.t4(ctx)).to_html(index=False)))
+display(HTML(R.fig(ctx, out_dir, "ARO-F2")))
+
+# %% [markdown] tags=["profile-toy"]
+# ## ARO-T3 — retrieval with shuffled captions (Table 3)
+
+# %% tags=["profile-toy"]
+display(HTML(R.show(out_dir, "ARO-T3", R.t3(ctx))))
+
+# %% [markdown] tags=["profile-toy"]
+# ## ARO-T4 — retrieval with shuffled images (Table 4)
+
+# %% tags=["profile-toy"]
+display(HTML(R.show(out_dir, "ARO-T4", R.t4(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## Training curves and learning-rate selection
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "lr_selection", R.lr_selection(ctx)).to_html(index=False)))
-display(Image(filename=str(R.fig(ctx, out_dir, "training_curves"))))
+display(HTML(R.show(out_dir, "lr_selection", R.lr_selection(ctx))))
+display(HTML(R.fig(ctx, out_dir, "training_curves")))
 
 # %% [markdown] tags=["profile-toy"]
 # ## World calibration
 # Which world, pretraining and fine-tuning knobs make the toy show the paper's phenomena? Rows come from
-# `scripts/calibrate_world.py` (single seed, reduced splits; a screening tool), each with its overlay on
-# `params.yaml`, its wall time and the commit it ran at. The defaults in `params.yaml` were chosen from it.
+# `scripts/calibrate_world.py` (single seed, reduced splits; a screening tool), each labelled by the configuration it
+# ran: the params of the commit it ran at plus its overlay (the sweep's own name for it is the last column), with how
+# the overlay compares with today's `params.yaml`. The defaults in `params.yaml` were chosen from it.
 #
-# Session-3 rows: `prior-*` turn on the world's co-occurrence priors (typical colour per shape, typical vertical
-# and depth order; these two rows ran with a first version that picked colours before the layout fixed the
-# container and arrow shapes, so their typical-colour rate was about 0.51 instead of 0.56 at `colour_prior` 0.5).
-# `twin*` pretrain with colour-swapped twin scenes with bound captions kept in one batch, so that web pretraining
-# *needs* binding for that share of images. Neither moved the base off chance on VG-A nor gave NegCLIP a clear
-# margin on its own; together with 50% conjunction captions (`twin0.5-prior-and0.5`) NegCLIP's VG-A gain appeared.
-# `twin0.5-layout1-*` also made *layout twins* (two objects trade places, relation captions; code on the git branch
-# `layout-twins`, not yet in the pipeline): it lifted both fine-tuned models on VG-R, NegCLIP no more than CLIP-FT.
-# Empty cells are metrics added after a row was run.
+# Session-3 rows: the `world.colour_prior` / `world.layout_prior` overlays turn on the world's co-occurrence priors
+# (typical colour per shape, typical vertical and depth order; these two rows ran with a first version that picked
+# colours before the layout fixed the container and arrow shapes, so their typical-colour rate was about 0.51 instead
+# of 0.56 at `colour_prior` 0.5). `world.splits.web.twin_prob` overlays pretrain with colour-swapped twin scenes with
+# bound captions kept in one batch, so that web pretraining *needs* binding for that share of images. Neither moved
+# the base off chance on VG-A nor gave NegCLIP a clear margin on its own; together with 50% conjunction captions
+# (`world.captions.and_prob=0.5`) NegCLIP's VG-A gain appeared. The sweep entry `twin0.5-layout1-*` also made
+# *layout twins* (two objects trade places, relation captions; `world.splits.web.twin_layout_share`, off by
+# default): it lifted both fine-tuned models on VG-R, NegCLIP no more than CLIP-FT. Its full-size row is below.
 
 # %% tags=["profile-toy"]
 display(Markdown(R.calibration_markdown(calibration_csv)))
-cal = R.calibration_table(calibration_csv)
+cal = R.calibration_table(calibration_csv, ctx.params)
 if cal is not None:
-    display(HTML(R.save(ctx, out_dir, "world_calibration", cal).to_html(index=False)))
+    display(HTML(R.show(out_dir, "world_calibration", cal)))
+
+# %% [markdown] tags=["profile-toy"]
+# ### Caption statistics: real COCO captions beside the COCO twin
+# `scripts/caption_statistics.py` runs the project's own parser and NegCLIP miner on the real COCO Karpathy test
+# captions and on the COCO twin's fine-tuning captions. The twin's caption knobs (`world.captions.and_prob`,
+# `extra_prob`, `extra_and_prob`, `detailed_*_prob`) were chosen from these statistics alone (the knob screen of
+# `--search`, nearest to the real shares), before any model was trained or scored on the new world. The column
+# `twin_overlay` is the twin under the overlay named under the table: the previous defaults, for comparison.
+
+# %% tags=["profile-toy"]
+caption_stats = R.caption_stats_table(Path(calibration_csv).parent / "coco_caption_stats.csv")
+if caption_stats is None:
+    display(Markdown("No caption statistics yet (run `python scripts/caption_statistics.py`)."))
+else:
+    display(HTML(R.show(out_dir, "caption_statistics", caption_stats)))
+
+# %% [markdown] tags=["profile-toy"]
+# ### Full-size calibration rows, over whole chains
+# `scripts/calibration_run.py` runs the whole pipeline (every stage, full size, its own LR selection) on a params
+# overlay, on every chain, so a row carries the same whole-chain spread as the headline tables. The `default` row
+# is today's `params.yaml`; other rows name their overlay (e.g. layout twins in web pretraining). Every VG-R number
+# sits beside its wrong-image control.
+
+# %% tags=["profile-toy"]
+full_cal = R.full_calibration_table(Path(calibration_csv).parent / "aro_world_full.csv")
+if full_cal is None:
+    display(Markdown("No full-size calibration rows yet (run `python scripts/calibration_run.py --config NAME`)."))
+else:
+    display(HTML(R.show(out_dir, "world_calibration_full", full_cal)))
+
+# %% [markdown] tags=["profile-toy"]
+# ### Seed design: where the variance comes from
+# `scripts/seed_design.py` splits each headline quantity's variance over a grid of base seeds x fine-tuning seeds
+# into a between-base and a within-base (fine-tuning) component, and prices each design by its CPU time. The
+# default `base_seeds` x `seeds` was chosen from it (README "Seeds").
+
+# %% tags=["profile-toy"]
+design = R.seed_design_table(Path(calibration_csv).parent / "seed_design.csv")
+if design is None:
+    display(Markdown("No seed-design table yet (run `python scripts/seed_design.py WORKSPACE`)."))
+else:
+    display(HTML(R.show(out_dir, "seed_design", design)))
 
 # %% [markdown] tags=["profile-toy"]
 # ### Fine-tuning budget: more epochs, or more images?
 # `scripts/probe_finetune_budget.py` fine-tunes from the pipeline's base (these rows: session 3's base, trained
 # with 2 threads, and its selected LR 5e-4; the `lr` column), single seed, one thread, at full benchmark size. `n3000-ep3` rows are the session-3 pipeline's seed-0 models (its default then);
 # `n3000-ep12` trains 4x longer on the same 3,000 images; `n9000-ep1` spends the default's compute on 3x the
-# images; `n36000-ep1` spends the 12-epoch compute on 12x the images. `train_rel_swap_acc` / `test_rel_swap_acc`
-# score relation captions "A REL B" against "B REL A" on whole `coco_train` / `coco_test` images (empty: not
-# measured). Findings: (1) at a fixed compute, more distinct images beat more epochs on VG-A, Order and retrieval,
-# so the default became 9,000 images x 1 epoch; (2) VG-R stays at chance in every budget. With 12 epochs NegCLIP
-# separates the swapped captions in its text tower (VG-R text cosine 0.92) and fits the training scenes' relation
-# swaps (0.69), but not new scenes (0.53): it memorises relations of the 3,000 training images instead of learning
-# to read layout, and 12x the images (0.52, and 0.54 with the wrong image) does not change that.
+# images; `n36000-ep1` spends the 12-epoch compute on 12x the images. `train rel-swap acc` / `test rel-swap acc`
+# score relation captions "A REL B" against "B REL A" on whole `coco_train` / `coco_test` images. Findings: (1) at a
+# fixed compute, more distinct images beat more epochs on VG-A, Order and retrieval, so the default became 9,000
+# images x 1 epoch; (2) VG-R stays at chance in every budget. With 12 epochs NegCLIP separates the swapped captions in
+# its text tower (VG-R text cosine 0.92) and fits the training scenes' relation swaps (0.69), but not new scenes
+# (0.53): it memorises relations of the 3,000 training images instead of learning to read layout, and 12x the images
+# (0.52, and 0.54 with the wrong image) does not change that.
 
 # %% tags=["profile-toy"]
 budget_csv = str(Path(calibration_csv).parent / "aro_finetune_budget.csv")
-budget = R.calibration_table(budget_csv)
+budget = R.budget_table(budget_csv)
 if budget is None:
     display(Markdown(f"No budget-probe results at `{budget_csv}` (run `python scripts/probe_finetune_budget.py`)."))
 else:
-    display(HTML(R.save(ctx, out_dir, "finetune_budget", budget).to_html(index=False)))
+    display(HTML(R.show(out_dir, "finetune_budget", budget)))
 
 # %% [markdown] tags=["profile-toy"]
 # ### Plasticity probe: why NegCLIP did not fix binding in the session-2 world
@@ -199,16 +265,16 @@ else:
 # subject/object swap (`rel_any`; `rel_lr` for left/right/above/below). At the last step it scores the pipeline's
 # VG-A twin (`vga_macro`, `vga_colour`: union-box crops, VG-A template). `pretrain:N` starts are N steps (batch
 # 256) of web pretraining from random init; `base-fresh-image` is the pipeline's base with its image tower
-# re-initialised (text tower kept). Single seed per start, one CPU thread each; empty cells were not measured.
+# re-initialised (text tower kept). Single seed per start, one CPU thread each.
 
 # %% tags=["profile-toy"]
 plasticity_csv = str(Path(calibration_csv).parent / "plasticity.csv")
-plast = R.plasticity_table(plasticity_csv)
+plast = R.plasticity(plasticity_csv)
 if plast is None:
     display(Markdown(f"No plasticity-probe results at `{plasticity_csv}` (run `python scripts/probe_plasticity.py`)."))
 else:
-    display(HTML(R.save(ctx, out_dir, "plasticity_probe", plast).to_html(index=False)))
-    display(Image(filename=str(R.plasticity_figure(plasticity_csv, out_dir))))
+    display(HTML(R.show(out_dir, "plasticity_probe", plast)))
+    display(HTML(R.plasticity_figure_html(plasticity_csv, out_dir)))
 
 # %% [markdown] tags=["profile-toy"]
 # ### What the mined negatives ask for
@@ -217,14 +283,14 @@ else:
 # roles, the VG-R skill), other attribute words, or anything else.
 
 # %% tags=["profile-toy"]
-display(HTML(R.save(ctx, out_dir, "negative_composition", R.negative_composition(ctx, world_dir, R.mined_dir(ctx, mined_root))).to_html(index=False)))
+display(HTML(R.show(out_dir, "negative_composition", R.negative_composition(ctx, world_dir, R.mined_dir(ctx, mined_root)))))
 
 # %% [markdown] tags=["profile-toy"]
 # ## Choices, deviations from the paper, and provenance
 
 # %% tags=["profile-toy"]
 display(Markdown(R.deviations_markdown(ctx)))
-display(HTML(R.save(ctx, out_dir, "provenance", R.provenance_table(ctx)).to_html(index=False)))
+display(HTML(R.show(out_dir, "provenance", R.provenance_table(ctx))))
 
 # %% tags=["profile-paper"]
 from IPython.display import Markdown, display  # noqa: E402 (the parameters cell comes first)
@@ -233,6 +299,7 @@ from vlcomp.reporting import comparison as C  # noqa: E402
 from vlcomp.reporting import released_values as RV  # noqa: E402
 from vlcomp.reporting import tree as T  # noqa: E402
 from vlcomp.reporting.papers.aro import comparison as A  # noqa: E402
+from vlcomp.reporting.papers.aro.inconsistencies import notes  # noqa: E402
 
 tree = A.load(metrics_dir, params_path, models_dir)
 display(Markdown(T.intro_markdown(tree, "aro")))
@@ -244,7 +311,7 @@ display(Markdown(T.intro_markdown(tree, "aro")))
 # paper's value per paper model.
 
 # %% tags=["profile-paper"]
-display(Markdown(C.section(A.t6(tree), out_dir, "ARO-T6", index=("group", "task"))))
+display(Markdown(C.section(A.t6(tree), out_dir, "ARO-T6", index=("group", "task"), notes=notes(["ARO-T6"]))))
 
 # %% [markdown] tags=["profile-paper"]
 # ## ARO-T2 — VG-Relation per relation (Table 2)
@@ -252,21 +319,23 @@ display(Markdown(C.section(A.t6(tree), out_dir, "ARO-T6", index=("group", "task"
 # Relations the ARO code excludes as symmetric have no reproduced value.
 
 # %% tags=["profile-paper"]
-display(Markdown(C.section(A.t2(tree), out_dir, "ARO-T2", index=("section", "relation", "paper_n_samples"))))
+display(Markdown(C.section(A.t2(tree), out_dir, "ARO-T2", index=("section", "relation", "paper_n_samples"),
+                          notes=notes(["ARO-T2", "ARO-X2"]))))
 
 # %% [markdown] tags=["profile-paper"]
 # ## ARO-X1 — VG-Attribution macro accuracy (in-text numbers)
 
 # %% tags=["profile-paper"]
-display(Markdown(C.section(A.x1(tree), out_dir, "ARO-X1")))
+display(Markdown(C.section(A.x1(tree), out_dir, "ARO-X1", notes=notes(["ARO-X1"]))))
 
 # %% [markdown] tags=["profile-paper"]
 # ## ARO-T5 / T6 — COCO-Order and Flickr30k-Order
-# Accuracy is the mean over order seeds, `std_over_order_seeds` its std; mean rows give the std over training
-# seeds. Paper: Table 5 (mean ± std over its seeds) where printed, else Table 6.
+# Accuracy is the mean over order (perturbation) seeds, `std_over_order_seeds` its std over them, a separate
+# quantity; mean rows give the std over whole-chain runs (`std_over_chains`). Paper: Table 5 (mean ± std over its
+# perturbation seeds) where printed, else Table 6.
 
 # %% tags=["profile-paper"]
-display(Markdown(C.section(A.order_table(tree), out_dir, "ARO-order")))
+display(Markdown(C.section(A.order_table(tree), out_dir, "ARO-order", notes=notes(["ARO-T5"]))))
 
 # %% [markdown] tags=["profile-paper"]
 # ## Released checkpoints on every benchmark
@@ -325,6 +394,7 @@ display(Markdown(C.section(T.benchmarks_wide(tree, (T.PIPELINE,)), out_dir, "pip
 # ## Provenance
 
 # %% tags=["profile-paper"]
-display(Markdown(C.section(T.provenance_table(tree), out_dir, "provenance")))
+display(Markdown(C.section(T.provenance_table(tree), out_dir, "provenance", legend=T.PROVENANCE_LEGEND)))
 display(Markdown("**Ignored folders** (a metrics.json whose provenance is not paper-profile):"))
-display(Markdown(C.section(T.ignored_table(tree), out_dir, "ignored_folders")))
+display(Markdown(C.section(T.ignored_table(tree), out_dir, "ignored_folders",
+                          legend="Folders, not measurements: no spread.")))

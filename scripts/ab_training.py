@@ -3,14 +3,15 @@ leave every trained tensor and training history exactly as it was?
 
 Usage:
   python scripts/ab_training.py --base REV                  # the smoke configuration, REV vs this checkout
-  python scripts/ab_training.py --base REV --full WORKSPACE --variant negclip-s0
+  python scripts/ab_training.py --base REV --full WORKSPACE --variant negclip-b0s0
                                                             # one full default fine-tune against WORKSPACE's output
 
 Smoke mode builds two smoke workspaces (params.yaml + params.smoke.yaml, as `make smoke`), one from a `git
 worktree` of REV and one from this checkout, and runs every stage up to fine-tuning in each (`dvc repro
 finetune`: world, pretrain, mining, LR selection, every fine-tuned variant) with that side's ``src`` first on
 PYTHONPATH. Full mode re-runs ``finetune@<variant>`` with this checkout's code on the inputs of a workspace that
-a full `make repro` produced (its data/world, data/mined, models/base, models/lr and params.yaml) and compares
+a full `make repro` produced (its data/world, data/mined/<generator>-<base>, models/base/<base>, models/lr/<method>-<base> and
+params.yaml) and compares
 the result with the workspace's own output.
 
 Compared: every model tensor (``torch.equal``), every history record but the timing field ``samples_per_s``,
@@ -92,7 +93,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--base", help="git revision of the A side (smoke mode)")
     p.add_argument("--full", type=Path, help="a workspace of a full `make repro` (full mode)")
-    p.add_argument("--variant", default="negclip-s0", help="full mode: the variant to re-train")
+    p.add_argument("--variant", default="negclip-b0s0", help="full mode: the variant to re-train")
     p.add_argument("--workdir", type=Path, help="where to build (default: a temporary folder, removed)")
     args = p.parse_args()
     root = args.workdir or Path(tempfile.mkdtemp(prefix="vlcomp-ab-"))
@@ -100,12 +101,18 @@ def main() -> None:
     try:
         if args.full:
             ws = args.full.resolve()
-            method = json.loads((ws / "models" / "finetune" / args.variant / "model.json").read_text())["method"]
+            import yaml
+
+            spec = (yaml.safe_load((ws / "params.yaml").read_text()).get("variants") or {}).get(args.variant)
+            if spec is None:
+                p.error(f"--variant {args.variant}: not in {ws / 'params.yaml'} variants")
+            chain = spec["base"]
             out = root / "finetune" / args.variant
             cmd = [sys.executable, str(REPO / "stages" / "finetune.py"), "--params", str(ws / "params.yaml"),
-                   "--variant", args.variant, "--world", str(ws / "data/world"), "--base", str(ws / "models/base"),
-                   "--mined", str(ws / "data/mined/negclip"), "--lr-dir", str(ws / "models/lr" / method),
-                   "--out", str(out)]
+                   "--variant", args.variant, "--world", str(ws / "data/world"),
+                   "--base", str(ws / "models/base" / chain),
+                   "--mined", str(ws / "data/mined" / f"{spec['generator']}-{chain}"),
+                   "--lr-dir", str(ws / "models/lr" / f"{spec['method']}-{chain}"), "--out", str(out)]
             subprocess.run(cmd, check=True, env={**_env(REPO / "src", root), "VLCOMP_THREADS": "1"}, cwd=root)
             diffs = compare(ws / "models" / "finetune" / args.variant, out, ["."])
         else:

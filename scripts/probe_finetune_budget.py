@@ -1,6 +1,6 @@
 """Fine-tuning budget probe for the ARO slice: what do more epochs, or more fine-tuning images, buy?
 
-Fine-tunes CLIP-FT and/or NegCLIP from the pipeline's base (``models/base``) on a COCO twin of ``--n-images``
+Fine-tunes CLIP-FT and/or NegCLIP from the pipeline's base of chain b0 (``models/base/b0``) on a COCO twin of ``--n-images``
 images for ``--epochs`` epochs at the LR the pipeline selected (``--lr`` overrides it), then scores the pipeline's benchmarks
 (``data/benchmarks``). When ``--n-images`` differs from the pipeline's ``coco_train``, that split is generated
 into a work folder (the other splits are linked) and mined with the pipeline's miner. Besides the ARO metrics,
@@ -75,7 +75,7 @@ def rel_swap_acc(model, tok, split: Split, limit: int = 3000) -> float:
 
 def prepare_data(params: dict, n_images: int, work: Path) -> tuple[Path, Path]:
     """World and mined folders whose coco_train has ``n_images`` images."""
-    world, mined = REPO / "data" / "world", REPO / "data" / "mined" / "negclip"
+    world, mined = REPO / "data" / "world", REPO / "data" / "mined" / "negclip-b0"
     if n_images == params["world"]["splits"]["coco_train"]["n_images"]:
         return world, mined
     params["world"]["splits"]["coco_train"]["n_images"] = n_images
@@ -87,7 +87,7 @@ def prepare_data(params: dict, n_images: int, work: Path) -> tuple[Path, Path]:
         if s != "coco_train" and (world / s).is_dir():
             os.symlink(world / s, new_world / s)
     generate_world([s for s in specs if s.name == "coco_train"], wcfg, ccfg, params["base"]["seed"], new_world)
-    base = create_model(with_weights(model_spec(params), REPO / "models" / "base" / "model.pt"))
+    base = create_model(with_weights(model_spec(params), REPO / "models" / "base" / "b0" / "model.pt"))
     mine_negclip(build(NegClipMineConfig, section(params, "mine.negclip"), "mine.negclip"), world=new_world,
                  model=base, nlp=load_spacy(section(params, "nlp.spacy_model")), seed=params["base"]["seed"],
                  out_dir=new_mined)
@@ -107,7 +107,7 @@ def main() -> None:
     p.add_argument("--n-images", type=int, required=True)
     p.add_argument("--epochs", type=float, required=True)
     p.add_argument("--methods", nargs="+", default=["negclip", "clip_ft"])
-    p.add_argument("--lr", type=float, help="fine-tuning LR (default: models/lr/<method>/selection.json)")
+    p.add_argument("--lr", type=float, help="fine-tuning LR (default: models/lr/<method>-b0/selection.json)")
     p.add_argument("--out", default=str(REPO / "calibration" / "aro_finetune_budget.csv"))
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -120,9 +120,9 @@ def main() -> None:
         world, mined = prepare_data(params, args.n_images, Path(tmp))
         for method in args.methods:
             data = FinetuneData(world, mined, fcfg, method_config(params, method))
-            lr = args.lr or read_json(REPO / "models" / "lr" / method / "selection.json")["selected_lr"]
+            lr = args.lr or read_json(REPO / "models" / "lr" / f"{method}-b0" / "selection.json")["selected_lr"]
             t0 = time.time()
-            model, _ = finetune_one(with_weights(spec, REPO / "models" / "base" / "model.pt"), data,
+            model, _ = finetune_one(with_weights(spec, REPO / "models" / "base" / "b0" / "model.pt"), data,
                                     method_config(params, method), fcfg.train_config(lr, args.epochs), 0,
                                     f"budget/{method}")
             seconds = time.time() - t0

@@ -13,14 +13,14 @@ VG-Attribution twin (``vga_macro``, and ``vga_colour`` on its colour cases), whi
 Starting points (``--start``):
   scratch          random init;
   pretrain:N       N steps of web pretraining (batch 256, CLIP loss, lr 1e-3, cosine) from random init;
-  base             the pipeline's `models/base` checkpoint;
+  base             the pipeline's `models/base/b0` checkpoint (chain b0);
   base-fresh-image the base with its image tower re-initialised (text tower kept);
   base-fresh-text  the base with its text tower re-initialised (image tower kept).
 
 Each run appends one row per evaluation point to ``--out`` (CSV). One torch thread per run by default, so two
 runs can share the 2-core machine. Steps are counted (not seconds), so a row is reproducible from its seed.
 
-Usage: python scripts/probe_plasticity.py --start base --steps 600 [--world data/world] [--base models/base]
+Usage: python scripts/probe_plasticity.py --start base --steps 600 [--world data/world] [--base models/base/b0]
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--arch", default="toy-rn16")
     p.add_argument("--world", default=str(REPO / "data" / "world"))
-    p.add_argument("--base", default=str(REPO / "models" / "base"))
+    p.add_argument("--base", default=str(REPO / "models" / "base" / "b0"))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--colour-share", type=float, default=0.5,
                    help="share of hard negatives that are colour swaps (the rest: subject/object swaps)")

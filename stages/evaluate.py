@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from _common import parser, run
-from vlcomp.config import load_params, section
+from vlcomp.config import BASE_METHOD, load_params, section
 from vlcomp.device import resolve_device
 from vlcomp.eval.inputs import read_manifest
 from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
 from vlcomp.io import read_json
-from vlcomp.tracking import EVALUATE_EXPERIMENT, evaluation_params, git_commit, paper_tag, stage_run
+from vlcomp.tracking import EVALUATE_EXPERIMENT, evaluation_params, paper_tag, stage_run
 
 
 def pipeline_scorer(params: dict, name: str, ckpt: Path):
@@ -30,10 +30,11 @@ def pipeline_scorer(params: dict, name: str, ckpt: Path):
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--stage", required=True, help="the DVC stage name, for the MLflow tag (evaluate@negclip-s0)")
-    p.add_argument("--model", required=True, help="model name (clip, or a variant such as negclip-s0)")
-    p.add_argument("--method", default="clip")
-    p.add_argument("--seed", default="")
+    p.add_argument("--stage", required=True, help="the DVC stage name, for the MLflow tag (evaluate@negclip-b0s0)")
+    p.add_argument("--model", required=True, help="model name (a base model clip-b0, or a variant such as negclip-b0s0)")
+    p.add_argument("--method", default=BASE_METHOD)
+    p.add_argument("--base", required=True, help="the model's chain (a key of params bases, e.g. b0)")
+    p.add_argument("--seed", type=int, default=None, help="the fine-tuning seed (none for a base model)")
     p.add_argument("--checkpoint", required=True, help="directory with model.pt and model.json")
     p.add_argument("--benchmarks", required=True)
     p.add_argument("--out", required=True)
@@ -44,13 +45,15 @@ def main() -> None:
     names = evaluation_benchmarks(params)
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
-    used = evaluation_params(args.model, args.method, args.seed, meta, names)
+    if args.base not in section(params, "bases"):
+        raise ValueError(f"--base {args.base!r}: not a key of params bases ({', '.join(section(params, 'bases'))})")
+    used = evaluation_params(args.model, args.method, args.base, args.seed, meta, names)
     with stage_run(args.stage, experiment=EVALUATE_EXPERIMENT, profile=params["profile"],
                    paper=paper_tag(params, method=args.method), method=args.method,
-                   seed=used["seed"], params=used) as tr:
+                   base=args.base, seed=used["seed"], params=used) as tr:
         evaluate_scorer(scorer, names, inputs, args.out, {
-            "model": args.model, "method": args.method, "seed": args.seed, "checkpoint": str(ckpt),
-            "source": "pipeline", "benchmarks": names, "profile": params["profile"], "git_commit": git_commit(),
+            "model": args.model, "method": args.method, "base": args.base, "seed": args.seed, "checkpoint": str(ckpt),
+            "source": "pipeline", "benchmarks": names, "profile": params["profile"],
             "dvc_stage": args.stage}, tr)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from _common import parser, run
 from vlcomp.config import load_params, section
-from vlcomp.tracking import ALL_PAPERS, EVALUATE_EXPERIMENT, git_commit, stage_run
+from vlcomp.tracking import ALL_PAPERS, EVALUATE_EXPERIMENT, stage_run
 
 
 def main() -> None:
@@ -33,7 +33,7 @@ def main() -> None:
     used = {"model": args.model, "spec": dict(scorer.spec), "benchmarks": names, "device": device}
     with stage_run(f"evaluate_released@{args.model}", experiment=EVALUATE_EXPERIMENT, profile="paper", paper=ALL_PAPERS,
                    method=args.model, params=used) as tr:
-        evaluate_scorer(scorer, names, inputs, args.out, {**used, "profile": "paper", "source": "released", "git_commit": git_commit(),
+        evaluate_scorer(scorer, names, inputs, args.out, {**used, "profile": "paper", "source": "released",
                                                           "dvc_stage": f"evaluate_released@{args.model}"}, tr)
 
 

@@ -1,4 +1,6 @@
-"""Stage `finetune@<variant>` (train one variant) and `select_lr@<method>` (pick its learning rate).
+"""Stage `finetune@<variant>` (train one variant, params `variants.<variant>`) and `select_lr@<method>-<base>` (pick a
+method's learning rate on one chain's base model and mined data, params `selections.<method>-<base>`). Both draw their
+randomness from the chain's seed (vlcomp.config.chain_seed) and the run's name.
 
 Runs alone (`dvc repro`) or under torchrun (`torchrun --nproc_per_node N stages/finetune.py --variant ...`):
 every rank trains on its shard of each global batch (vlcomp.distributed), rank 0 alone logs to MLflow and
@@ -14,12 +16,13 @@ import shutil
 from pathlib import Path
 
 from _common import parser, run
-from vlcomp.config import load_params, section
+from vlcomp.config import chain_seed, load_params, section
 from vlcomp.device import resolve_device
 from vlcomp.distributed import init_from_env, is_main
 from vlcomp.io import atomic_dir, read_json, without_timings, write_json, write_training_curve
 from vlcomp.methods import method_config, variant_config
 from vlcomp.models.factory import save_checkpoint
+from vlcomp.seeding import derive_seed
 from vlcomp.tracking import TRAINING_EXPERIMENT, StageRun, stage_run
 from vlcomp.train.finetune import (
     FinetuneData,
@@ -35,7 +38,7 @@ def main() -> None:
     p = parser(__doc__)
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--variant")
-    mode.add_argument("--select-lr", metavar="METHOD")
+    mode.add_argument("--select-lr", metavar="SELECTION", help="a key of params selections, e.g. negclip-b0")
     p.add_argument("--world", required=True)
     p.add_argument("--base", required=True)
     p.add_argument("--mined", required=True)
@@ -49,16 +52,20 @@ def main() -> None:
     profile = params["profile"]
 
     if args.select_lr:
-        name = args.select_lr
+        key = args.select_lr
+        sel = section(params, f"selections.{key}")
+        name = sel["method"]
         method = method_config(params, name)
         data = FinetuneData(args.world, args.mined, cfg, method)
-        used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}")}
-        with stage_run(f"select_lr@{name}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper, method=name,
-                       seed=0, params=used) as tr:
+        used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}"),
+                f"selections.{key}": sel, f"bases.{sel['base']}": section(params, f"bases.{sel['base']}")}
+        with stage_run(f"select_lr@{key}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper, method=name,
+                       base=sel["base"], params=used) as tr:
             def log(lr, m):
                 tr.log_metrics({f"lr_sweep/{k}": v for k, v in m.items()} | {"lr_sweep/lr": lr})
 
-            result = select_lr(base, data, method, cfg, 0, name, on_result=log, device=resolve_device(cfg.device, param="finetune.device"))
+            result = select_lr(base, data, method, cfg, chain_seed(params, sel["base"]), key, on_result=log,
+                               device=resolve_device(cfg.device, param="finetune.device"))
             with atomic_dir(args.out) as tmp:
                 write_json(tmp / "selection.json", result)
             tr.log_metrics({"selected_lr": result["selected_lr"]})
@@ -76,12 +83,14 @@ def main() -> None:
     tcfg = cfg.train_config(lr, cfg.epochs)
     data = FinetuneData(args.world, args.mined, cfg, method)
     used = {"finetune": section(params, "finetune"), f"methods.{variant.method}": section(params, f"methods.{variant.method}"),
-            f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr}
+            f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr,
+            f"bases.{variant.base}": section(params, f"bases.{variant.base}")}
     tracked = (stage_run(f"finetune@{args.variant}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper,
-                         method=variant.method, seed=variant.seed, params=used)
+                         method=variant.method, base=variant.base, seed=variant.seed, params=used)
                if main_rank else contextlib.nullcontext(StageRun(False)))
     with tracked as tr:
-        model, history = finetune_one(base, data, method, tcfg, variant.seed, args.variant,
+        seed = derive_seed(chain_seed(params, variant.base), "finetune", variant.seed)
+        model, history = finetune_one(base, data, method, tcfg, seed, args.variant,
                                       on_log=lambda s, r: tr.log_metrics({f"train/{k}": v for k, v in r.items()}, step=s),
                                       checkpoint_dir=ckpt_dir if cfg.checkpoint_every else None,
                                       checkpoint_every=cfg.checkpoint_every, resume=bool(cfg.checkpoint_every),
@@ -94,7 +103,7 @@ def main() -> None:
             write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only
             write_json(tmp / "model.json", {"arch": base.arch, "tokenizer": base.tokenizer,
                                             "context_length": base.context_length, "method": variant.method,
-                                            "seed": variant.seed, "lr": lr, "n_rows": len(data.rows)})
+                                            "base": variant.base, "seed": variant.seed, "lr": lr, "n_rows": len(data.rows)})
         if args.plots:
             write_training_curve(args.plots, history)
         shutil.rmtree(ckpt_dir, ignore_errors=True)  # the outputs are in place; the resume state is spent

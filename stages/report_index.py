@@ -1,11 +1,11 @@
-"""Stage `report_index`: reports/index.html linking every paper's report with its claims-ledger verdicts, and the
-cross-paper matrix (every evaluated model x the headline metric of every benchmark of `evaluate.benchmarks`, mean ±
-spread over training seeds) as a table and a heatmap (reports/matrix/)."""
+"""Stage `report_index`: reports/index.html, the landing page: every paper's report with its claims-ledger verdicts,
+what the pipeline ran (profile, chains, models), the cross-paper matrix (every evaluated model x the headline metric
+of every benchmark of `evaluate.benchmarks`, mean ± sample std over whole-chain runs; tables and heatmap in
+reports/matrix/), and where the run records and the MLflow UI are. Also logs one MLflow summary run per method to the
+experiment `evaluate` (vlcomp.summary_runs: mean and spread over the method's chains, beside the per-model runs)."""
 
 from __future__ import annotations
 
-import html
-import os
 from pathlib import Path
 
 from _common import parser, run
@@ -21,36 +21,24 @@ def main() -> None:
     args = p.parse_args()
     from vlcomp.config import load_params
     from vlcomp.eval.run import evaluation_benchmarks
-    from vlcomp.reporting.collect import methods_of
+    from vlcomp.reporting.collect import collect, methods_of
+    from vlcomp.reporting.index_page import landing_page, paper_report
     from vlcomp.reporting.matrix import not_expressible, not_expressible_html, write_matrix
     from vlcomp.reporting.papers import papers_of
+    from vlcomp.summary_runs import log_summaries
 
     params = load_params(args.params)
-    import pandas as pd
-
-    items = []
-    root = Path(args.reports)
-    for paper in papers_of(params):  # every paper of params, in its order
-        d = root / paper.name
-        if not (d / "index.html").exists():
-            raise FileNotFoundError(f"{d / 'index.html'}: report missing (run report@{paper.name})")
-        verdicts = ""
-        ledger = d / "tables" / "claims_ledger.csv"
-        if ledger.exists():
-            df = pd.read_csv(ledger)
-            verdicts = ", ".join(f"({c}) {g['claim_held'].iloc[0]}" for c, g in df.groupby("claim"))
-        link = Path(os.path.relpath(d, Path(args.out).parent)) / "index.html"
-        items.append(f'<li><a href="{link.as_posix()}">{html.escape(paper.name)}</a> ({html.escape(paper.title)}): '
-                     f'claims {html.escape(verdicts)}</li>')
-    matrix = write_matrix(args.metrics, evaluation_benchmarks(params), args.matrix, methods_of(params))
+    papers = [paper_report(paper.name, paper.title, Path(args.reports) / paper.name, args.out)
+              for paper in papers_of(params)]  # every paper of params, in its order
+    benchmarks = evaluation_benchmarks(params)
+    long, methods = collect(args.metrics, params), methods_of(params)
+    matrix = write_matrix(long, benchmarks, args.matrix, methods)
     left_out = not_expressible()
     left_out.to_csv(Path(args.matrix) / "not_expressible.csv", index=False)
-    if params["profile"] == "toy":
-        matrix += not_expressible_html(left_out)
-    body = ("<!doctype html><html><head><meta charset='utf-8'><title>vlcomp reports</title></head><body>"
-            "<h1>vlcomp reports</h1><ul>" + "".join(items) + "</ul>" + matrix + "</body></html>\n")
+    extra = not_expressible_html(left_out) if params["profile"] == "toy" else ""
     with atomic_path(args.out) as tmp:
-        tmp.write_text(body)
+        tmp.write_text(landing_page(papers, params, long, methods, benchmarks, matrix, extra))
+    log_summaries(long, profile=params["profile"], params=params)  # a view in MLflow; no stage reads it
 
 
 if __name__ == "__main__":

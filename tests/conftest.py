@@ -1,4 +1,4 @@
-"""Shared test setup: offline, no tracking, one thread; small fixtures used by several test folders."""
+"""Shared test setup: offline, no tracking, one thread, the CPU pin; small fixtures used by several test folders."""
 
 from __future__ import annotations
 
@@ -8,6 +8,10 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["VLCOMP_TRACKING"] = "off"
 os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+
+from vlcomp.determinism import pin_environment  # noqa: E402
+
+pin_environment()  # the stages' CPU kernel pin, before torch runs anything (tests compare bits with the stages)
 
 from pathlib import Path  # noqa: E402
 

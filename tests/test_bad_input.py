@@ -41,7 +41,7 @@ def test_unknown_variant_is_named(params):
 
 
 def test_variant_with_unknown_method_is_named(params):
-    bad = {**params, "variants": {"x-s0": {"method": "nope", "seed": 0, "generator": "negclip"}}}
+    bad = {**params, "variants": {"x-s0": {"method": "nope", "base": "b0", "seed": 0, "generator": "negclip"}}}
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         variant_config(bad, "x-s0")
 
@@ -85,7 +85,7 @@ def test_bad_model_modifier_and_loss_weight_are_named(params):
 
 
 def test_variant_generator_must_match_its_methods(params):
-    bad = {**params, "variants": {"x-s0": {"method": "negclip", "seed": 0, "generator": "other"}}}
+    bad = {**params, "variants": {"x-s0": {"method": "negclip", "base": "b0", "seed": 0, "generator": "other"}}}
     with pytest.raises(ValueError, match="variants.x-s0.generator='other' but methods.negclip.generator='negclip'"):
         variant_config(bad, "x-s0")
 
@@ -181,7 +181,8 @@ def eval_workspace(tmp_path_factory):
 def _evaluate(ws: Path, bench: Path, out: Path, params: Path | None = None):
     env = {**os.environ, "VLCOMP_TRACKING": "off", "VLCOMP_THREADS": "1"}
     return subprocess.run([sys.executable, str(REPO / "stages" / "evaluate.py"), "--params", str(params or ws / "params.yaml"),
-                           "--stage", "evaluate_base", "--model", "clip", "--checkpoint", str(ws / "ckpt"),
+                           "--stage", "evaluate_base@b0", "--model", "clip-b0", "--base", "b0",
+                           "--checkpoint", str(ws / "ckpt"),
                            "--benchmarks", str(bench), "--out", str(out)], capture_output=True, text=True, env=env)
 
 

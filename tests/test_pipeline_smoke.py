@@ -36,8 +36,8 @@ def test_smoke_pipeline(tmp_path):
         assert (report / "figures" / f"{name}.pdf").stat().st_size > 0
 
     models = sorted(p.name for p in (work / "metrics").iterdir() if p.is_dir())
-    assert models == ["clip", "clip_ft-s0", "negclip-s0", "negclip-s1"]
-    metrics = json.loads((work / "metrics" / "negclip-s0" / "metrics.json").read_text())
+    assert models == ["clip-b0", "clip-b1", "clip_ft-b0s0", "clip_ft-b1s0", "negclip-b0s0", "negclip-b1s0"]
+    metrics = json.loads((work / "metrics" / "negclip-b0s0" / "metrics.json").read_text())
     assert 0 <= metrics["aro/vg_relation/macro_acc"] <= 1
     assert all("@" not in k for k in metrics)
 
@@ -66,34 +66,48 @@ def test_smoke_pipeline(tmp_path):
         assert 0 <= got["aro/vg_relation/macro_acc"] <= 1, m
     plots = subprocess.run(["dvc", "plots", "show", "--json"], cwd=work, env=env, capture_output=True, text=True,
                            check=True).stdout
-    assert "plots/finetune/negclip-s0.json" in plots and "plots/pretrain.json" in plots
+    assert "plots/finetune/negclip-b1s0.json" in plots and "plots/pretrain/b1.json" in plots
+
+    # two chains really differ: each base seed pretrains its own base, each chain fine-tunes from its own
+    import hashlib
+
+    def digest(path: Path) -> str:
+        return hashlib.md5(path.read_bytes()).hexdigest()
+
+    assert digest(work / "models/base/b0/model.pt") != digest(work / "models/base/b1/model.pt")
+    assert digest(work / "models/finetune/negclip-b0s0/model.pt") != digest(work / "models/finetune/negclip-b1s0/model.pt")
 
     # stage outputs are pure functions of their inputs: no timing in a training history, no temporary name in
     # a checkpoint (torch.save names an archive's records after the file it writes)
     from vlcomp.io import TIMING_FIELDS
 
-    for hist in [work / "models" / "base" / "history.json", *(work / "models" / "finetune").glob("*/history.json")]:
+    for hist in [*(work / "models" / "base").glob("*/history.json"), *(work / "models" / "finetune").glob("*/history.json")]:
         assert not any(TIMING_FIELDS & set(rec) for rec in json.loads(hist.read_text())), hist
     import zipfile
 
-    for pt in [work / "models" / "base" / "model.pt", *(work / "models" / "finetune").glob("*/model.pt")]:
+    for pt in [*(work / "models" / "base").glob("*/model.pt"), *(work / "models" / "finetune").glob("*/model.pt")]:
         assert all(n.startswith("archive/") for n in zipfile.ZipFile(pt).namelist()), pt
 
     # nothing changed: a second repro runs no stage
     out = subprocess.run(["dvc", "repro"], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
     assert "Running stage" not in out
 
-    # a forced re-run of pretraining and mining rewrites the same bytes: dvc.lock unchanged, nothing downstream
-    # stale. Same torch thread count as the smoke run's scheduler gave each stage (cpus // jobs): a different count
-    # changes float reduction order, hence the last bits (vlcomp.parallel_repro)
+    # a forced re-run of pretraining, mining and an evaluation (a plain `dvc repro`, not the scheduler: every stage
+    # pins its kernels and threads itself, vlcomp.determinism) rewrites the same bytes: dvc.lock unchanged, nothing
+    # downstream stale. The run-specific record (commit, MLflow run id, machine) is in runs/, which no stage reads
     lock = (work / "dvc.lock").read_bytes()
-    same_threads = {**env, "VLCOMP_THREADS": str(max(1, (os.cpu_count() or 1) // 2))}
-    for stage in ("pretrain", "mine@negclip"):
-        subprocess.run(["dvc", "repro", "--force", "--single-item", stage], cwd=work, env=same_threads,
+    plain = {k: v for k, v in env.items() if k != "VLCOMP_THREADS"}
+    for stage in ("pretrain@b1", "mine@negclip-b1", "evaluate@negclip-b0s0"):
+        subprocess.run(["dvc", "repro", "--force", "--single-item", stage], cwd=work, env=plain,
                        capture_output=True, text=True, check=True)
     assert (work / "dvc.lock").read_bytes() == lock
     status = subprocess.run(["dvc", "status"], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
     assert "up to date" in status, status
+    record = json.loads((work / "runs" / "evaluate@negclip-b0s0.json").read_text())
+    assert record["status"] == "finished" and record["mlflow_run_id"] and record["machine"]["cpu_pin"] == "on"
+    assert record["machine"]["torch_threads"] == 1 and record["machine"]["torch_capability"] in ("AVX2", "DEFAULT")
+    prov = json.loads((work / "metrics" / "negclip-b0s0" / "provenance.json").read_text())
+    assert not {"git_commit", "mlflow_run_id"} & set(prov) and (prov["base"], prov["seed"]) == ("b0", 0)
 
     # every stage logged an MLflow run with the required tags
     from mlflow.tracking import MlflowClient
@@ -102,7 +116,10 @@ def test_smoke_pipeline(tmp_path):
     stages = set()
     for exp in client.search_experiments():
         for run in client.search_runs([exp.experiment_id]):
-            assert {"dvc_stage", "git_commit", "profile", "paper", "method", "seed"} <= set(run.data.tags)
+            assert {"dvc_stage", "git_commit", "profile", "paper", "method", "base", "seed"} <= set(run.data.tags)
+            if run.data.tags.get("summary") != "true":  # a summary run aggregates runs; it ran on no machine
+                assert run.data.params.get("machine/cpu_pin") == "on", run.data.tags["dvc_stage"]
             stages.add(run.data.tags["dvc_stage"])
-    assert {"world", "pretrain", "mine@negclip", "select_lr@negclip", "finetune@negclip-s1", "benchmarks",
-            "evaluate_base", "evaluate@negclip-s0", "report@aro"} <= stages
+    assert {"world", "pretrain@b0", "pretrain@b1", "mine@negclip-b1", "select_lr@negclip-b1", "finetune@negclip-b1s0",
+            "benchmarks", "evaluate_base@b0", "evaluate_base@b1", "evaluate@negclip-b0s0", "report@aro",
+            "summary@clip", "summary@clip_ft", "summary@negclip"} <= stages

@@ -94,8 +94,8 @@ def test_git_commit_ignores_dvc_lock_but_not_source(tmp_path):
 def test_evaluation_params_always_carry_method_seed_and_lr():
     from vlcomp.tracking import NOT_APPLICABLE, evaluation_params
 
-    base = evaluation_params("clip", "clip", "", {"arch": "toy-rn16", "trained_on": "web"}, ["vg_relation"])
-    assert base == {"model": "clip", "method": "clip", "seed": NOT_APPLICABLE, "lr": NOT_APPLICABLE,
+    base = evaluation_params("clip-b0", "clip", "b0", None, {"arch": "toy-rn16", "trained_on": "web"}, ["vg_relation"])
+    assert base == {"model": "clip-b0", "method": "clip", "base": "b0", "seed": NOT_APPLICABLE, "lr": NOT_APPLICABLE,
                     "arch": "toy-rn16", "trained_on": "web", "benchmarks": ["vg_relation"]}
-    tuned = evaluation_params("negclip-s1", "negclip", "1", {"lr": 0.001, "method": "negclip", "seed": 1}, [])
-    assert (tuned["method"], tuned["seed"], tuned["lr"]) == ("negclip", 1, 0.001)  # the checkpoint's own values
+    tuned = evaluation_params("negclip-b1s1", "negclip", "b1", 1, {"lr": 0.001, "method": "negclip", "seed": 1}, [])
+    assert (tuned["method"], tuned["base"], tuned["seed"], tuned["lr"]) == ("negclip", "b1", 1, 0.001)

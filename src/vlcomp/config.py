@@ -97,17 +97,50 @@ def read_layer(path: str | Path) -> dict[str, Any]:
     return data
 
 
+BASE_METHOD = "clip"
+"""The method name of a base model (``clip-b<k>``: the pretrained base every method of chain ``b<k>`` starts from)."""
+
+
+def _seed_list(values: Any, what: str) -> list[int]:
+    if not isinstance(values, list) or not values or len(set(map(repr, values))) != len(values) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        raise ValueError(f"params: {what}={values!r} must be a non-empty list of distinct integers >= 0")
+    return values
+
+
+def base_name(seed: int) -> str:
+    """The chain name of a base seed (``b0``)."""
+    return f"b{seed}"
+
+
+def base_model_name(base: str) -> str:
+    """The evaluated base model of chain ``base`` (``clip-b0``)."""
+    return f"{BASE_METHOD}-{base}"
+
+
 def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
-    """``variants`` from ``seeds``: one fine-tuning run ``<method>-s<seed>`` per (method, training seed), in the
-    order of ``seeds``, carrying its method's ``generator`` (dvc.yaml's ``finetune@<variant>`` reads
-    ``${item.generator}``; DVC cannot look it up through ``methods.${item.method}``). A method with no
-    ``seeds`` entry is not trained. Returns a new mapping; errors name ``seeds.<method>``."""
+    """The pipeline's runs, derived from ``base_seeds`` (whole chains) and ``seeds`` (fine-tuning seeds per chain);
+    dvc.yaml's ``foreach`` stages iterate over them (DVC cannot compute a product itself):
+
+    - ``bases``: one chain per base seed, ``b<k>: {seed: k}``: ``pretrain@b<k>`` (the base model),
+      ``evaluate_base@b<k>`` (model ``clip-b<k>``);
+    - ``mining``: ``<generator>-b<k>: {generator, base}`` per generator of ``mine`` and chain (``mine@...``);
+    - ``selections``: ``<method>-b<k>: {method, base, generator}`` per trained method and chain (``select_lr@...``:
+      the learning rate is selected on each chain's own base and mined data);
+    - ``variants``: ``<method>-b<k>s<s>: {method, base, seed, generator}`` per trained method, chain and
+      fine-tuning seed, in the order of ``seeds`` then ``base_seeds`` (``finetune@...``, ``evaluate@...``).
+
+    A method with no ``seeds`` entry is not trained. Returns a new mapping; errors name the params key."""
     seeds = params.get("seeds")
     if seeds is None:
         return dict(params)
     if not isinstance(seeds, dict):
-        raise ValueError(f"params: seeds={seeds!r} must map each method to its list of training seeds")
+        raise ValueError(f"params: seeds={seeds!r} must map each method to its list of fine-tuning seeds")
+    base_seeds = _seed_list(params.get("base_seeds", [0]), "base_seeds")
+    bases = {base_name(k): {"seed": k} for k in base_seeds}
     methods = params.get("methods") or {}
+    mining = {f"{g}-{b}": {"generator": g, "base": b} for g in (params.get("mine") or {}) for b in bases}
+    selections: dict[str, Any] = {}
     variants: dict[str, Any] = {}
     for method, values in seeds.items():
         if method not in methods:
@@ -115,17 +148,30 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
         generator = (methods[method] or {}).get("generator")
         if not isinstance(generator, str):
             raise ValueError(f"params: methods.{method}.generator must name a generator (seeds.{method} needs it)")
-        if not isinstance(values, list) or not values or len(set(map(repr, values))) != len(values) or not all(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
-            raise ValueError(f"params: seeds.{method}={values!r} must be a non-empty list of distinct integers >= 0")
+        values = _seed_list(values, f"seeds.{method}")
+        if generator not in (params.get("mine") or {}):
+            raise ValueError(f"params: methods.{method}.generator={generator!r} has no mine.{generator} section")
         for seed in values:
-            variants[f"{method}-s{seed}"] = {"method": method, "seed": seed, "generator": generator}
-    return {**params, "variants": variants}
+            for b in bases:
+                selections[f"{method}-{b}"] = {"method": method, "base": b, "generator": generator}
+                variants[f"{method}-{b}s{seed}"] = {"method": method, "base": b, "seed": seed, "generator": generator}
+    return {**params, "bases": bases, "mining": mining, "selections": selections, "variants": variants}
+
+
+def chain_seed(params: dict[str, Any], base: str) -> int:
+    """The root seed of chain ``base`` (``b<k>``): derived from ``base.seed`` and the chain's base seed, so every
+    stage of the chain (pretraining, mining, LR selection, fine-tuning) draws its own stream from it."""
+    from .seeding import derive_seed
+
+    bases = section(params, "bases")
+    if base not in bases:
+        raise ValueError(f"params: unknown base {base!r}; bases: {', '.join(bases) or 'none'}")
+    return derive_seed(section(params, "base.seed"), "base", section(params, f"bases.{base}.seed"))
 
 
 def resolve_layers(*layers: dict[str, Any]) -> dict[str, Any]:
-    """Deep-merge params layers in order (:func:`merge_overlay`), then derive ``variants``
-    (:func:`derive_variants`). Idempotent on a resolved params file: re-deriving gives the same variants."""
+    """Deep-merge params layers in order (:func:`merge_overlay`), then derive the runs (``bases``, ``mining``,
+    ``selections``, ``variants``: :func:`derive_variants`). Idempotent on a resolved params file."""
     params: dict[str, Any] = {}
     for layer in layers:
         params = merge_overlay(params, layer)

@@ -10,11 +10,11 @@ call). Each stage still goes
 through DVC, so unchanged stages are skipped, outputs are cached and ``dvc.lock`` is written as by a plain
 ``dvc repro``; afterwards ``dvc status`` is clean.
 
-Why it pays on the toy profile: the tiny models use two CPU threads poorly (a fine-tune runs about as fast on
-one thread as on two), so two one-thread stages side by side nearly double the throughput of a 2-core machine.
-Every stage started here gets ``VLCOMP_THREADS = cpus // jobs`` torch threads, fixed for the whole run (not
-varied with how many stages happen to run), so results do not depend on scheduling. They can differ from a
-plain ``dvc repro`` (all cores per stage) in the last float bits, as any change of thread count can.
+Why it pays on the toy profile: a thread count changes float results in their last bits, so every stage runs
+the same fixed number of torch threads wherever it runs (``VLCOMP_THREADS``, default 1: :mod:`vlcomp.determinism`),
+under ``make repro`` as under a plain ``dvc repro``. The speed comes from here instead: independent stages side by
+side, one per core (measured on the 2-core machine: one CLIP-FT fine-tune runs 1.55x faster on two threads than on
+one, but two one-thread fine-tunes side by side still beat that by 1.17-1.32x, README "Speed").
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .determinism import thread_count
 
 _NODE = re.compile(r'^\s*"([^"]+)";\s*$')
 _EDGE = re.compile(r'^\s*"([^"]+)"\s*->\s*"([^"]+)";\s*$')
@@ -197,7 +199,7 @@ def dvc_dag(cwd: Path, dvc: str = "dvc", env: dict[str, str] | None = None) -> d
 
 
 def repro(cwd: str | Path = ".", *, jobs: int = 2, targets: list[str] | None = None, dvc: str = "dvc",
-          log_dir: str | Path | None = None, cpus: int | None = None,
+          log_dir: str | Path | None = None,
           env: dict[str, str] | None = None) -> list[StageResult]:
     """Reproduce the pipeline in ``cwd`` with up to ``jobs`` stages at once; raises if a stage fails.
 
@@ -218,8 +220,8 @@ def repro(cwd: str | Path = ".", *, jobs: int = 2, targets: list[str] | None = N
     upstream = {s: ups & todo for s, ups in upstream.items() if s in todo}
     log_dir = Path(log_dir) if log_dir else cwd / ".dvc" / "tmp" / "repro-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    threads = max(1, (cpus or os.cpu_count() or 1) // jobs)
-    env = {**(os.environ if env is None else env), "VLCOMP_THREADS": str(threads)}
+    env = dict(os.environ if env is None else env)
+    threads = thread_count(env)  # the same in every stage, whatever runs beside it (vlcomp.determinism)
     t_start = time.monotonic()
 
     def start(stage: str) -> _Proc:

@@ -2,16 +2,17 @@
 
 DVC outputs are the source of truth; MLflow is a view of them. This rebuilds the view from the files the stages
 wrote (``scripts/replay_mlflow.py``): one run per stage output found, in the experiments the stages use, with the
-stage tags (``dvc_stage``, ``git_commit``, ``profile``, ``paper``, ``method``, ``seed``) plus ``replayed=true``.
+stage tags (``dvc_stage``, ``git_commit``, ``profile``, ``paper``, ``method``, ``base``, ``seed``) plus
+``replayed=true``.
 
 =======================================  ===================  ==============================================
 output                                   run                  logged
 =======================================  ===================  ==============================================
 ``data/world/summary.json``              ``world``            its numbers as metrics
 ``data/benchmarks/summary.json``         ``benchmarks``       its numbers as metrics
-``models/base/{model,history}.json``     ``pretrain``         model.json as params, history as stepped metrics
-``data/mined/<g>/summary.json``          ``mine@<g>``         its numbers as metrics
-``models/lr/<m>/selection.json``         ``select_lr@<m>``    grid metrics ``lr_<lr>/<metric>``, selected_lr
+``models/base/<b>/{model,history}.json`` ``pretrain@<b>``     model.json as params, history as stepped metrics
+``data/mined/<g>-<b>/summary.json``      ``mine@<g>-<b>``     its numbers as metrics
+``models/lr/<m>-<b>/selection.json``     ``select_lr@<m>-<b>`` grid metrics ``lr_<lr>/<metric>``, selected_lr
 ``models/finetune/<v>/{model,history}``  ``finetune@<v>``     as pretrain
 ``metrics/<model>/metrics.json``         its ``dvc_stage``    metrics; provenance.json as params and tags
 =======================================  ===================  ==============================================
@@ -29,8 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config import BASE_METHOD
 from .tracking import (
     EVALUATE_EXPERIMENT,
+    NOT_APPLICABLE,
     TRAINING_EXPERIMENT,
     StageRun,
     check_key,
@@ -84,24 +87,30 @@ def collect(root: str | Path, *, profile: str, params: dict[str, Any] | None = N
         path = root / "params.yaml"
         params = yaml.safe_load(path.read_text()) if path.exists() else {}
 
-    def tags(stage: str, method: str = "", seed: object = "", *, of_method: str | None = None,
+    def tags(stage: str, method: str = "", base: str = "", seed: object = "", *, of_method: str | None = None,
              of_generator: str | None = None) -> dict[str, str]:
         paper = paper_tag(params, method=of_method, generator=of_generator)
         return {"dvc_stage": stage, "git_commit": commit, "profile": profile, "paper": paper,
-                "method": method, "seed": str(seed), "replayed": "true"}
+                "method": method, "base": base, "seed": str(seed), "replayed": "true"}
 
     runs: list[ReplayRun] = []
     for stage, path in (("world", root / "data/world/summary.json"),
                         ("benchmarks", root / "data/benchmarks/summary.json")):
         if path.exists():
             runs.append(ReplayRun(TRAINING_EXPERIMENT, stage, tags(stage), metrics=_numbers(_read(path))))
-    base = root / "models/base"
-    if (base / "model.json").exists():
-        runs.append(ReplayRun(TRAINING_EXPERIMENT, "pretrain", tags("pretrain", "clip"), params=_read(base / "model.json"),
-                              history=_read(base / "history.json") if (base / "history.json").exists() else []))
+    for base in sorted((root / "models/base").glob("*/")):
+        if (base / "model.json").exists():
+            stage = f"pretrain@{base.name}"
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, stage, tags(stage, BASE_METHOD, base.name),
+                                  params=_read(base / "model.json"),
+                                  history=_read(base / "history.json") if (base / "history.json").exists() else []))
+    mining, selections = params.get("mining") or {}, params.get("selections") or {}
     for d in sorted((root / "data/mined").glob("*/")):
         if (d / "summary.json").exists():
-            runs.append(ReplayRun(TRAINING_EXPERIMENT, f"mine@{d.name}", tags(f"mine@{d.name}", of_generator=d.name),
+            spec = mining.get(d.name) or {}
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, f"mine@{d.name}",
+                                  tags(f"mine@{d.name}", spec.get("generator", ""), spec.get("base", ""),
+                                       of_generator=spec.get("generator", d.name)),
                                   metrics=_numbers(_read(d / "summary.json"))))
     for d in sorted((root / "models/lr").glob("*/")):
         if (d / "selection.json").exists():
@@ -109,15 +118,18 @@ def collect(root: str | Path, *, profile: str, params: dict[str, Any] | None = N
             metrics = {check_key(f"lr_{lr}/{k}"): float(v) for lr, m in sel.get("grid", {}).items()
                        for k, v in m.items()}
             metrics["selected_lr"] = float(sel["selected_lr"])
+            spec = selections.get(d.name) or {}
+            method = spec.get("method", d.name)
             runs.append(ReplayRun(TRAINING_EXPERIMENT, f"select_lr@{d.name}",
-                                  tags(f"select_lr@{d.name}", d.name, of_method=d.name),
+                                  tags(f"select_lr@{d.name}", method, spec.get("base", ""), of_method=method),
                                   params={k: v for k, v in sel.items() if k != "grid"}, metrics=metrics))
     for d in sorted((root / "models/finetune").glob("*/")):
         if (d / "model.json").exists():
             meta = _read(d / "model.json")
             method = meta.get("method", "")
             runs.append(ReplayRun(TRAINING_EXPERIMENT, f"finetune@{d.name}",
-                                  tags(f"finetune@{d.name}", method, meta.get("seed", ""), of_method=method),
+                                  tags(f"finetune@{d.name}", method, meta.get("base", ""), meta.get("seed", ""),
+                                       of_method=method),
                                   params=meta,
                                   history=_read(d / "history.json") if (d / "history.json").exists() else []))
     for d in sorted((root / "metrics").glob("*/")):
@@ -125,8 +137,10 @@ def collect(root: str | Path, *, profile: str, params: dict[str, Any] | None = N
             continue
         prov = _read(d / "provenance.json") if (d / "provenance.json").exists() else {}
         stage = prov.get("dvc_stage", f"evaluate@{d.name}")
-        t = tags(stage, prov.get("method", ""), prov.get("seed", ""), of_method=prov.get("method", ""))
-        if prov.get("git_commit"):
+        seed = prov.get("seed")
+        t = tags(stage, prov.get("method", ""), prov.get("base", ""), NOT_APPLICABLE if seed in (None, "") else seed,
+                 of_method=prov.get("method", ""))
+        if prov.get("git_commit"):  # outputs of before the run records moved to runs/ carried it
             t["git_commit"] = prov["git_commit"]
         runs.append(ReplayRun(EVALUATE_EXPERIMENT, stage, t, params=prov, metrics=_read(d / "metrics.json")))
     return runs

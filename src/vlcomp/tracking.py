@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -114,12 +115,12 @@ def paper_tag(params: Mapping[str, Any], *, method: str | None = None, generator
 NOT_APPLICABLE = "n/a"
 
 
-def evaluation_params(model: str, method: str, seed: int | str, meta: Mapping[str, Any],
+def evaluation_params(model: str, method: str, base: str, seed: int | str | None, meta: Mapping[str, Any],
                       benchmarks: list[str]) -> dict[str, Any]:
-    """The MLflow params of one evaluation run: ``model``, ``method``, ``seed`` and ``lr`` always present (the
-    checkpoint's ``model.json`` values where it has them, else :data:`NOT_APPLICABLE`), the rest of ``meta``,
-    ``benchmarks``."""
-    out = {"model": model, "method": method or NOT_APPLICABLE,
+    """The MLflow params of one evaluation run: ``model``, ``method``, ``base`` (the chain), ``seed`` (fine-tuning)
+    and ``lr`` always present (the checkpoint's ``model.json`` values where it has them, else
+    :data:`NOT_APPLICABLE`), the rest of ``meta``, ``benchmarks``."""
+    out = {"model": model, "method": method or NOT_APPLICABLE, "base": base or NOT_APPLICABLE,
            "seed": NOT_APPLICABLE if seed in ("", None) else seed, "lr": NOT_APPLICABLE}
     return {**out, **meta, "benchmarks": benchmarks}
 
@@ -157,22 +158,61 @@ def use_experiment(name: str) -> str:
     return experiment.experiment_id
 
 
+#: Where each stage's run record goes (``runs/<stage>.json``: git commit, MLflow run id, machine, wall time). No
+#: stage depends on it, so what varies from run to run (ids, times, the CPU) never enters a stage output.
+RUNS_DIR = "runs"
+
+
+def write_run_record(stage: str, record: Mapping[str, Any], root: str | Path = ".") -> Path:
+    """``runs/<stage>.json`` under ``root``, replaced atomically (a view for people; nothing reads it back)."""
+    from .io import write_json
+
+    path = Path(root) / RUNS_DIR / f"{stage}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    write_json(tmp, dict(record))
+    tmp.replace(path)
+    return path
+
+
 @contextlib.contextmanager
-def stage_run(stage: str, *, experiment: str, profile: str, paper: str, method: str = "", seed: int | str = "",
-              params: Mapping[str, Any] | None = None) -> Iterator[StageRun]:
-    """Open an MLflow run for one DVC stage, tagged for comparison across the whole pipeline."""
+def stage_run(stage: str, *, experiment: str, profile: str, paper: str, method: str = "", base: str = "",
+              seed: int | str = "", params: Mapping[str, Any] | None = None) -> Iterator[StageRun]:
+    """Open an MLflow run for one DVC stage, tagged for comparison across the whole pipeline; the machine the stage
+    runs on (:func:`vlcomp.determinism.machine_record`) is logged as ``machine/*`` params. ``runs/<stage>.json``
+    records the commit, the run id, the machine, the wall and CPU time and the outcome, tracking on or off."""
+    from .determinism import machine_record
+
+    machine, commit, t0, c0 = machine_record(), git_commit(), time.time(), time.process_time()
+    record: dict[str, Any] = {"stage": stage, "git_commit": commit, "mlflow_run_id": None, "machine": machine}
+
+    def finish(status: str) -> None:  # CPU seconds: the cost, whatever else shares the cores; wall seconds: the wait
+        write_run_record(stage, {**record, "status": status, "seconds": round(time.time() - t0, 1),
+                                 "cpu_seconds": round(time.process_time() - c0, 1)})
+
     if not enabled():
-        yield StageRun(False)
+        try:
+            yield StageRun(False)
+        except BaseException:
+            finish("failed")
+            raise
+        finish("finished")
         return
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
     use_experiment(experiment)
-    tags = {"dvc_stage": stage, "git_commit": git_commit(), "profile": profile, "paper": paper,
-            "method": method, "seed": str(seed)}
+    tags = {"dvc_stage": stage, "git_commit": commit, "profile": profile, "paper": paper,
+            "method": method, "base": base, "seed": str(seed)}
     with mlflow.start_run(run_name=stage, tags=tags) as run:
         handle = StageRun(True)
-        handle.run_id = run.info.run_id
+        handle.run_id = record["mlflow_run_id"] = run.info.run_id
+        handle.log_params({f"machine/{k}": v for k, v in machine.items()})
         if params:
             handle.log_params(params)
-        yield handle
+        try:
+            yield handle
+        except BaseException:
+            finish("failed")
+            raise
+        finish("finished")

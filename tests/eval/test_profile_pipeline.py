@@ -98,7 +98,7 @@ def test_paper_profile_dvc_repro(tmp_path):
     run(work)
 
     metrics = {}
-    for name in ("clip", "clip_ft-s0", "negclip-s0", "released/clip"):
+    for name in ("clip-b0", "clip_ft-b0s0", "negclip-b0s0", "released/clip"):
         d = work / "metrics" / name
         prov = json.loads((d / "provenance.json").read_text())
         assert prov["profile"] == "paper"
@@ -109,21 +109,21 @@ def test_paper_profile_dvc_repro(tmp_path):
         assert {p.stem for p in (d / "items").glob("*.parquet")} >= {"vg_relation", "sugarcrepe", "swap"}
     # the pipeline's base model is the resolved weights file, the released `clip` the same file through the zoo:
     # the same model scored by two routes gives the same numbers
-    assert metrics["clip"].keys() == metrics["released/clip"].keys()
-    for k, v in metrics["clip"].items():
+    assert metrics["clip-b0"].keys() == metrics["released/clip"].keys()
+    for k, v in metrics["clip-b0"].items():
         assert v == pytest.approx(metrics["released/clip"][k], abs=1e-6), k
-    assert metrics["negclip-s0"] != metrics["clip"]  # fine-tuning changed the model
+    assert metrics["negclip-b0s0"] != metrics["clip-b0"]  # fine-tuning changed the model
 
     world = work / "data" / "world"
     index = json.loads((world / "coco_train" / "index.json").read_text())
     assert len(index["images"]) == 16
     annotations = json.loads((world / "coco_train" / "captions.json").read_text())
     assert [len(a["caption"]) for a in annotations] == [len(c) for c in _captions(16)]
-    negatives = json.loads((work / "data" / "mined" / "negclip" / "negatives.json").read_text())
+    negatives = json.loads((work / "data" / "mined" / "negclip-b0" / "negatives.json").read_text())
     assert sum(len(n) > 0 for caps in negatives for n in caps) > 0  # spaCy swaps on the real captions
     manifest = json.loads((work / "data" / "benchmarks" / "manifest.json").read_text())
     assert set(manifest["benchmarks"]) == set(BENCHMARKS)
-    model_json = json.loads((work / "models" / "base" / "model.json").read_text())
+    model_json = json.loads((work / "models" / "base" / "b0" / "model.json").read_text())
     assert model_json["trained_on"] == f"resolved: {params['model']['weights']}"
     assert (work / "reports" / "papers" / "aro" / "index.html").stat().st_size > 0
     assert not (work / "checkpoints").exists() or not any((work / "checkpoints").iterdir())

@@ -100,3 +100,37 @@ def test_bootstrap_rejects_bad_args() -> None:
         bootstrap_ci(x, 10, np.random.default_rng(0), level=0.0)
     with pytest.raises(ValueError, match="per_item_correct"):
         bootstrap_ci(np.array([1.0]), 10, np.random.default_rng(0))
+
+
+def test_variance_components_by_hand():
+    from vlcomp.metrics.stats import design_variance, variance_components
+
+    # bases (1, 3) and (5, 7): base means 2 and 6, grand mean 4
+    # MS_within = ((1-2)^2 + (3-2)^2 + (5-6)^2 + (7-6)^2) / (2 * 1) = 2
+    # MS_between = 2 * ((2-4)^2 + (6-4)^2) / 1 = 16 -> sigma2_base = (16 - 2) / 2 = 7
+    assert variance_components([[1, 3], [5, 7]]) == (7.0, 2.0)
+    # no base effect beyond noise: truncated at zero
+    assert variance_components([[1, 3], [3, 1]]) == (0.0, 2.0)
+    assert design_variance(7.0, 2.0, 3, 1) == 7 / 3 + 2 / 3
+    assert design_variance(7.0, 2.0, 2, 2) == 7 / 2 + 2 / 4
+
+
+def test_variance_components_match_a_naive_loop(rng):
+    from vlcomp.metrics.stats import variance_components
+
+    table = rng.normal(size=(4, 3)) + rng.normal(size=(4, 1)) * 2
+    b, s = table.shape
+    means = [sum(row) / s for row in table]
+    grand = sum(means) / b
+    within = sum((y - means[i]) ** 2 for i, row in enumerate(table) for y in row) / (b * (s - 1))
+    between = s * sum((m - grand) ** 2 for m in means) / (b - 1)
+    got = variance_components(table)
+    assert np.isclose(got[1], within) and np.isclose(got[0], max(0.0, (between - within) / s))
+
+
+@pytest.mark.parametrize("bad", [[[1, 2]], [[1], [2]], [[1, float("nan")], [2, 3]]])
+def test_variance_components_refuses_a_table_it_cannot_split(bad):
+    from vlcomp.metrics.stats import variance_components
+
+    with pytest.raises(ValueError, match="variance_components"):
+        variance_components(bad)

@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 COMMON = b"""# shared
 base:
   seed: 0
+mine:
+  g: {}
 methods:
   m: {generator: g, loss: clip}
 seeds:
@@ -51,11 +53,34 @@ def rendered(repo: Path, name: str) -> bytes:
 def test_resolution_merges_the_layers_and_derives_variants(repo):
     toy = profile_params("toy", repo)
     assert toy["profile"] == "toy" and toy["base"] == {"seed": 0} and toy["world"] == {"size": 4}
-    assert toy["variants"] == {"m-s0": {"method": "m", "seed": 0, "generator": "g"},
-                               "m-s1": {"method": "m", "seed": 1, "generator": "g"}}
+    assert toy["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g"},
+                               "m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g"}}
+    assert toy["bases"] == {"b0": {"seed": 0}} and toy["mining"] == {"g-b0": {"generator": "g", "base": "b0"}}
+    assert toy["selections"] == {"m-b0": {"method": "m", "base": "b0", "generator": "g"}}
     paper = profile_params("paper", repo)
     assert paper["base"] == {"seed": 1} and "world" not in paper  # the overlay only changes what it names
-    assert paper["variants"] == {"m-s0": {"method": "m", "seed": 0, "generator": "g"}}
+    assert paper["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g"}}
+
+
+def test_whole_chain_seeds_derive_one_chain_per_base_seed(repo):
+    """base_seeds x seeds: every method's fine-tuning seeds on every chain, each chain with its own base, mined
+    data and LR selection."""
+    p = resolve_layers(profile_params("toy", repo), {"base_seeds": [2, 5], "_replace": ["seeds"], "seeds": {"m": [0]}})
+    assert p["bases"] == {"b2": {"seed": 2}, "b5": {"seed": 5}}
+    assert p["mining"] == {"g-b2": {"generator": "g", "base": "b2"}, "g-b5": {"generator": "g", "base": "b5"}}
+    assert list(p["selections"]) == ["m-b2", "m-b5"]
+    assert p["variants"] == {"m-b2s0": {"method": "m", "base": "b2", "seed": 0, "generator": "g"},
+                             "m-b5s0": {"method": "m", "base": "b5", "seed": 0, "generator": "g"}}
+    from vlcomp.config import chain_seed
+    from vlcomp.seeding import derive_seed
+
+    assert chain_seed(p, "b5") == derive_seed(0, "base", 5) != chain_seed(p, "b2")
+    with pytest.raises(ValueError, match="unknown base 'b7'"):
+        chain_seed(p, "b7")
+    with pytest.raises(ValueError, match=r"base_seeds=\[1, 1\]"):
+        resolve_layers(p, {"base_seeds": [1, 1]})
+    with pytest.raises(ValueError, match=r"methods\.m\.generator='g' has no mine\.g section"):
+        resolve_layers({**p, "mine": {}})
 
 
 def test_rendering_is_the_resolution_and_starts_with_the_header(repo):
@@ -69,7 +94,7 @@ def test_resolving_a_resolved_file_again_changes_nothing(repo):
     toy = profile_params("toy", repo)
     assert resolve_layers(toy) == toy
     smaller = resolve_layers(toy, {"_replace": ["seeds"], "seeds": {"m": [1]}})  # the smoke overlay's way
-    assert smaller["variants"] == {"m-s1": {"method": "m", "seed": 1, "generator": "g"}}
+    assert smaller["variants"] == {"m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g"}}
 
 
 @pytest.mark.parametrize("seeds,message", [
@@ -248,7 +273,8 @@ def test_repository_profiles_resolve_with_the_same_sections():
     assert paper["profile"] == "paper" and toy["profile"] == "toy"
     assert set(paper) == set(toy)
     assert toy["methods"] == paper["methods"]  # written once, in profiles/common.yaml
-    assert set(paper["variants"]) <= set(toy["variants"])
+    assert {v["method"] for v in paper["variants"].values()} == {v["method"] for v in toy["variants"].values()}
+    assert list(paper["bases"]) == ["b0"]  # one released base: its chains differ from the fine-tuning seed on
 
 
 def test_repository_overlays_hold_only_differences():
@@ -266,7 +292,7 @@ def test_repository_overlays_hold_only_differences():
 
 def test_smoke_overlay_resolves():
     smoke = profile_params("toy", REPO, read_layer(REPO / "params.smoke.yaml"))
-    assert sorted(smoke["variants"]) == ["clip_ft-s0", "negclip-s0", "negclip-s1"]
+    assert sorted(smoke["variants"]) == ["clip_ft-b0s0", "clip_ft-b1s0", "negclip-b0s0", "negclip-b1s0"]
 
 
 # ----------------------------------------------------------------------------------------------- doctor

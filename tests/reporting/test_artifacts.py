@@ -47,7 +47,7 @@ def _fixture(tmp_path, knn_rows=2):
         d.mkdir(parents=True)
         torch.save({"state_dict": {"w": torch.zeros(10, 10)}}, d / "model.pt")
         (d / "model.json").write_text(json.dumps({"arch": "toy-rn16", "lr": 5e-4, "n_rows": 3}))
-    variants = {"negclip-s0": {"method": "negclip"}, "negclip-s1": {"method": "negclip"}}
+    variants = {"negclip-s0": {"method": "negclip", "seed": 0}, "negclip-s1": {"method": "negclip", "seed": 1}}
     return bench, mined, models, variants
 
 
@@ -61,7 +61,8 @@ def test_inventory_counts(tmp_path):
     assert "flickr: 1 cases × 2 seeds" in toy["ARO-D3"]
     # 4 captions, 3 with negatives: (2 + 1 + 3) / 3 = 2.00, max 3
     assert toy["ARO-D4"] == "4 captions of 2 images; 3 with ≥1 negative (mean 2.00, max 3); 3 NN images per image"
-    assert "2 seeds of toy-rn16 (0.00 M params)" in toy["ARO-M1"] and "3 epochs at lr 0.0005" in toy["ARO-M1"]
+    assert "2 fine-tune seeds (0, 1) of one base of toy-rn16 (0.00 M params)" in toy["ARO-M1"]
+    assert "3 epochs at lr 0.0005" in toy["ARO-M1"]
     assert toy["ARO-M2"] == "no variant of this method in params.yaml"
     assert df.loc["ARO-D1", "paper"].startswith("23,937 cases")
 
@@ -70,3 +71,14 @@ def test_inventory_rejects_mismatched_hard_images(tmp_path):
     bench, mined, models, variants = _fixture(tmp_path, knn_rows=5)
     with pytest.raises(ValueError, match="hard_images.npy"):
         artifact_inventory(bench, mined, models, variants, epochs=3)
+
+
+def test_inventory_names_whole_chains(tmp_path):
+    bench, mined, models, _ = _fixture(tmp_path)
+    for k in (0, 1):
+        (models / "finetune" / f"negclip-s{k}").rename(models / "finetune" / f"negclip-b{k}s0")
+    variants = {f"negclip-b{k}s0": {"method": "negclip", "base": f"b{k}", "seed": 0} for k in (0, 1)}
+    df = artifact_inventory(bench, mined, models, variants, 1, {"b0": {"seed": 0}, "b1": {"seed": 1}})
+    m1 = df.set_index("artifact").loc["ARO-M1", "toy (counted from the outputs)"]
+    assert m1.startswith("2 whole chains (base seeds 0, 1 x fine-tune seed 0) of toy-rn16")
+    assert "each from its chain's base model" in m1

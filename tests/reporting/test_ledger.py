@@ -1,25 +1,46 @@
-"""Claims ledger: conditions hold only when they hold on every seed; values come from the metrics as given."""
+"""Claims ledger over whole chains: a condition holds only when it holds on every chain (pair); fine-tuned chains pair
+with the base model of their own chain; values, spread and the item-level interval are checked by hand."""
 
 from __future__ import annotations
 
+import json
+import math
+
+import numpy as np
 import pandas as pd
 import pytest
 
 from vlcomp.reporting.collect import methods_of, summary
-from vlcomp.reporting.ledger import ledger_table
+from vlcomp.reporting.items import Bootstrap, chain_average, item_metric, paired_interval, read_item_scores
+from vlcomp.reporting.ledger import (
+    VERDICT_RULE,
+    Evidence,
+    at_most,
+    beats,
+    holds,
+    ledger_shown,
+    ledger_table,
+    pair_chains,
+    rule_markdown,
+)
 from vlcomp.reporting.papers.aro.claims import CLEAR_MARGIN, aro_claims
+from vlcomp.seeding import derive_seed
 
 METHODS = methods_of({"methods": {"clip_ft": {"label": "CLIP-FT"}, "negclip": {"label": "NegCLIP"}}})
-
 CHANCE = {"coco": 0.001, "flickr30k": 0.001}
+BASES = (0, 1, 2)
 
 
 def _long(values: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
+    """One model per chain: the base model clip-b<k> of base seed k; a fine-tuned method's chain b<k>s0."""
     rows = []
     for method, metrics in values.items():
         for key, vals in metrics.items():
-            for seed, v in enumerate(vals):
-                rows.append({"model": f"{method}-s{seed}", "method": method, "seed": str(seed), "key": key, "value": v})
+            for k, v in zip(BASES, vals, strict=True):
+                seed = "" if method == "clip" else "0"
+                model = f"clip-b{k}" if method == "clip" else f"{method}-b{k}s0"
+                rows.append({"model": model, "method": method, "base": f"b{k}", "base_seed": str(k), "seed": seed,
+                             "key": key, "value": v, "dvc_stage": f"evaluate@{model}"})
     return pd.DataFrame(rows)
 
 
@@ -35,50 +56,133 @@ def _metrics(vgr, vga, coco_order, flickr_order, zs=0.5, r1=0.3, r1_shuf=0.2):
     return keys
 
 
-def _paper_like():
-    clip = {k: [v] for k, v in _metrics(0.59, 0.62, 0.46, 0.59, zs=0.80, r1=0.50, r1_shuf=0.34).items()}
-    ft = {k: [v, v + 0.01, v - 0.01] for k, v in _metrics(0.63, 0.65, 0.36, 0.50, zs=0.80, r1=0.59).items()}
-    neg = {k: [v, v + 0.01, v - 0.01] for k, v in _metrics(0.81, 0.71, 0.86, 0.91, zs=0.79, r1=0.56).items()}
-    return _long({"clip": clip, "clip_ft": ft, "negclip": neg})
+def _spread(metrics: dict[str, float]) -> dict[str, list[float]]:
+    return {k: [v, v + 0.01, v - 0.01] for k, v in metrics.items()}
+
+
+def _paper_like() -> pd.DataFrame:
+    return _long({"clip": _spread(_metrics(0.59, 0.62, 0.46, 0.59, zs=0.80, r1=0.50, r1_shuf=0.34)),
+                  "clip_ft": _spread(_metrics(0.63, 0.65, 0.36, 0.50, zs=0.80, r1=0.59)),
+                  "negclip": _spread(_metrics(0.81, 0.71, 0.86, 0.91, zs=0.79, r1=0.56))})
 
 
 def test_paper_numbers_hold_every_claim():
-    claims = aro_claims(_paper_like(), CHANCE, METHODS)
+    claims = aro_claims(Evidence(_paper_like()), CHANCE, METHODS)
     assert [c.id for c in claims] == ["a", "b", "c", "d"]
     assert all(c.held for c in claims), ledger_table(claims).to_string()
 
 
-def test_one_bad_seed_breaks_a_margin():
+def test_chains_pair_with_the_base_of_their_own_chain():
+    ev = Evidence(_paper_like())
+    pairs, unpaired = pair_chains(ev, "negclip", "clip", "aro/vg_relation/macro_acc")
+    assert [(a["model"], b["model"]) for a, b in pairs] == [("negclip-b0s0", "clip-b0"), ("negclip-b1s0", "clip-b1"),
+                                                           ("negclip-b2s0", "clip-b2")]
+    assert unpaired == []
+    cond = beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 0.2, "VG-R")
+    # (0.81 - 0.59), (0.82 - 0.60), (0.80 - 0.58): 0.22 on every chain
+    assert cond.values == pytest.approx([0.22, 0.22, 0.22]) and cond.runs == ["b0s0 - b0", "b1s0 - b1", "b2s0 - b2"]
+    assert cond.held and cond.n == 3 and cond.mean == pytest.approx(0.22) and cond.spread == pytest.approx(0.0)
+    assert cond.interval is None and "no metrics tree given" in cond.note
+
+
+def test_one_bad_chain_breaks_a_margin():
     long = _paper_like()
-    # NegCLIP seed 2 no better than CLIP-FT on VG-A: claim (c) must fail even though the mean still clears it
-    mask = (long["method"] == "negclip") & (long["seed"] == "2") & (long["key"] == "aro/vg_attribution/macro_acc")
-    long.loc[mask, "value"] = 0.66
-    claims = {c.id: c for c in aro_claims(long, CHANCE, METHODS)}
+    # NegCLIP's chain b2 within 0.04 of CLIP-FT's chain b2 on VG-A: claim (c) fails though the mean clears it
+    mask = (long["model"] == "negclip-b2s0") & (long["key"] == "aro/vg_attribution/macro_acc")
+    long.loc[mask, "value"] = 0.68
+    claims = {c.id: c for c in aro_claims(Evidence(long), CHANCE, METHODS)}
     assert not claims["c"].held
     cond = next(c for c in claims["c"].conditions if c.text.startswith("VG-A: NegCLIP - CLIP-FT"))
-    assert min(cond.values) == pytest.approx(0.66 - 0.64)  # paired with CLIP-FT seed 2 (0.65 - 0.01)
-    assert min(cond.values) < CLEAR_MARGIN
+    assert cond.values == pytest.approx([0.71 - 0.65, 0.72 - 0.66, 0.68 - 0.64])  # paired chain by chain
+    assert np.mean(cond.values) >= CLEAR_MARGIN > min(cond.values)
+
+
+def test_verdict_rule_every_value_clears_the_bound():
+    assert holds([0.06, 0.05], 0.05, at_least=True) and not holds([0.06, 0.049], 0.05, at_least=True)
+    assert holds([0.5, 0.65], 0.65, at_least=False) and not holds([0.66], 0.65, at_least=False)
+    assert not holds([], 0.0, at_least=True)  # nothing to check: not held
+    assert "every whole chain" in VERDICT_RULE
 
 
 def test_chance_level_base_fails_survival_claim():
     long = _paper_like()
     long.loc[long["key"].str.contains("shuffle_all_words"), "value"] = 0.005  # far below half of 0.5
-    claims = {c.id: c for c in aro_claims(long, CHANCE, METHODS)}
+    claims = {c.id: c for c in aro_claims(Evidence(long), CHANCE, METHODS)}
     assert not claims["b"].held
 
 
-def test_missing_metric_is_not_held():
+def test_missing_metric_is_not_held_and_the_table_is_numeric():
     long = _paper_like()
     long = long[long["key"] != "aro/flickr30k_order/acc"]
-    claims = {c.id: c for c in aro_claims(long, CHANCE, METHODS)}
+    claims = {c.id: c for c in aro_claims(Evidence(long), CHANCE, METHODS)}
     assert not claims["c"].held
     table = ledger_table(list(claims.values()))
-    assert (table["values over seeds"] == "missing").any()
+    assert (table["note"] == "missing").any() and (table.loc[table["note"] == "missing", "n"] == 0).all()
+    row = table[table["condition"] == "VG-R: NegCLIP - CLIP >= 0.05"].iloc[0]
+    assert row["value"] == pytest.approx(0.22) and row["n"] == 3 and row["min"] == pytest.approx(0.22)
+    assert table["value"].dtype == float and table["spread"].dtype == float
+    shown = ledger_shown(table)
+    assert shown.loc[shown["condition"] == "VG-R: NegCLIP - CLIP >= 0.05", "value ± spread over chains (n)"].iloc[0] \
+        == "0.220 ± 0.000 (n=3)"
 
 
-def test_summary_std_over_seeds():
-    s = summary(_paper_like())
-    row = s[(s["method"] == "negclip") & (s["key"] == "aro/vg_relation/macro_acc")].iloc[0]
-    assert row["mean"] == pytest.approx(0.81)
-    assert row["std"] == pytest.approx(0.01)  # sample std of (0.81, 0.82, 0.80)
-    assert row["n_seeds"] == 3
+def test_summary_is_over_chains_and_a_single_run_has_no_spread():
+    s = summary(_paper_like()).set_index(["method", "key"])
+    row = s.loc[("negclip", "aro/vg_relation/macro_acc")]
+    assert row["mean"] == pytest.approx(0.81) and row["std"] == pytest.approx(0.01) and row["n"] == 3
+    one = summary(_paper_like().query("model == 'clip-b0'")).iloc[0]
+    assert one["n"] == 1 and math.isnan(one["std"])
+
+
+# --------------------------------------------------------------------------- item-level intervals
+
+
+def _tree(tmp_path, clip_correct: list[list[bool]], neg_correct: list[list[bool]], relations: list[str]):
+    """metrics/<model>/{metrics.json, provenance.json, items/vg_relation.parquet} for 2 chains."""
+    rows = []
+    for k in range(2):
+        for name, method, seed, correct in ((f"clip-b{k}", "clip", "", clip_correct[k]),
+                                            (f"negclip-b{k}s0", "negclip", "0", neg_correct[k])):
+            folder = tmp_path / name
+            (folder / "items").mkdir(parents=True)
+            df = pd.DataFrame({"index": range(len(correct)), "relation": relations, "correct": correct,
+                               "excluded": False})
+            df.to_parquet(folder / "items" / "vg_relation.parquet", index=False)
+            per = df.groupby("relation")["correct"].mean()
+            (folder / "metrics.json").write_text(json.dumps({"aro/vg_relation/macro_acc": float(per.mean())}))
+            (folder / "provenance.json").write_text(json.dumps({"model": name, "method": method, "base": f"b{k}",
+                                                               "seed": seed or None, "profile": "toy"}))
+            rows.append({"model": name, "method": method, "base": f"b{k}", "base_seed": str(k), "seed": seed,
+                         "key": "aro/vg_relation/macro_acc", "value": float(per.mean()), "dvc_stage": ""})
+    return pd.DataFrame(rows)
+
+
+def test_comparison_interval_is_the_paired_bootstrap_of_the_chain_averaged_difference(tmp_path):
+    rel = ["above"] * 6 + ["below"] * 4
+    clip = [[True, False] * 5, [False] * 10]
+    neg = [[True] * 8 + [False] * 2, [True, True, False] * 3 + [True]]
+    long = _tree(tmp_path, clip, neg, rel)
+    spec = Bootstrap(seed=5, n_resamples=400)
+    ev = Evidence(long, tmp_path, spec)
+    cond = beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 0.05, "VG-R")
+    # by hand: chain b0: NegCLIP macro (6/6 + 2/4)/2 = 0.75, CLIP (3/6 + 2/4)/2 = 0.5; chain b1: (4/6 + 3/4)/2 vs 0
+    assert cond.values == pytest.approx([0.25, (4 / 6 + 3 / 4) / 2])
+    metric = item_metric("aro/vg_relation/macro_acc")
+    diff = chain_average([(read_item_scores(tmp_path / f"negclip-b{k}s0", metric),
+                           read_item_scores(tmp_path / f"clip-b{k}", metric)) for k in range(2)], "x")
+    rng = np.random.default_rng(derive_seed(5, "ledger", cond.text))
+    assert cond.interval == paired_interval(diff, rng, spec)
+    assert cond.interval[0] <= cond.mean <= cond.interval[1] and cond.note == ""
+    single = at_most(METHODS, ev, "clip", "aro/vg_relation/macro_acc", 0.65, "VG-R macro acc")
+    assert single.values == pytest.approx([0.5, 0.0]) and single.interval is not None and single.held
+    text = rule_markdown(ev, [], METHODS)
+    assert "CLIP: 2 base seeds (0, 1)" in text and "NegCLIP: 2 whole chains (base seeds 0, 1 x fine-tune seed 0)" in text
+    assert "95% percentile interval" in text and "400 resamples" in text
+
+
+def test_items_that_disagree_with_metrics_json_give_no_interval(tmp_path):
+    long = _tree(tmp_path, [[True, False], [True, True]], [[True, True], [True, False]], ["above", "below"])
+    long.loc[long["model"] == "clip-b0", "value"] = 0.9  # metrics.json says otherwise than its items
+    cond = beats(METHODS, Evidence(long, tmp_path, Bootstrap(0, n_resamples=50)), "negclip", "clip",
+                 "aro/vg_relation/macro_acc", 0.0, "VG-R")
+    assert cond.interval is None and "recomputed from the items is 0.500000, metrics.json says 0.9" in cond.note

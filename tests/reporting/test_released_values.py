@@ -174,7 +174,7 @@ def test_delta_keys_may_be_negative(tmp_path):
 
 # --------------------------------------------------------------------------- the comparison
 
-PARAMS = {
+PARAMS = {  # the single-base layout (no params bases): still read, names from params variants
     "profile": "paper",
     "variants": {"negclip-s0": {"method": "negclip", "seed": 0}, "negclip-s1": {"method": "negclip", "seed": 1},
                  "clip_ft-s0": {"method": "clip_ft", "seed": 0}},
@@ -236,12 +236,12 @@ def test_differences_pipeline_seed_mean_and_released(table):
     s0 = _row(table, **t3, model="negclip-s0")
     assert (s0["source"], s0["paper_model"], s0["seed"]) == (T.PIPELINE, "negclip", "0")
     assert s0["paper"] == pytest.approx(0.85) and s0["difference"] == pytest.approx(-0.01)
-    assert s0["paper_ref"] == "CE-T3 (Table 3)" and s0["git_commit"] == "abc"
+    assert s0["paper_ref"] == "CE-T3 (Table 3)" and s0["profile"] == "paper" and "git_commit" not in table.columns
     assert _row(table, **t3, model="negclip-s1")["difference"] == pytest.approx(0.03)
-    mean = _row(table, **t3, source=C.SEED_MEAN)
+    mean = _row(table, **t3, source=C.CHAIN_MEAN)
     assert mean["reproduced"] == pytest.approx(0.86) and mean["difference"] == pytest.approx(0.01)
-    assert mean["std_over_training_seeds"] == pytest.approx(math.sqrt(2 * 0.02**2))  # ddof=1
-    assert mean["n_training_seeds"] == 2
+    assert mean["std_over_chains"] == pytest.approx(math.sqrt(2 * 0.02**2))  # ddof=1
+    assert mean["n_chains"] == 2
     rel = _row(table, **t3, model="negclip", source=T.RELEASED)
     assert rel["reproduced"] == pytest.approx(0.86) and rel["difference"] == pytest.approx(0.01)
     assert rel["note"] == ""

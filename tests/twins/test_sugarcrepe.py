@@ -402,13 +402,14 @@ def test_the_blind_models_prefer_the_positive_exactly_as_often_as_the_negative(b
 
 
 def test_text_only_bias_before_and_after_refinement(built, tiny_world) -> None:
-    """Measured: before refinement a held-out unigram model picks the positive of add_obj almost always (the
-    negative is longer); after it every n-gram model of order 1 to 3 fitted without the image's captions is
+    """Measured: before refinement a held-out unigram model picks the positive of add_obj most of the time (the
+    negative is longer; about two thirds of the pool in the calibrated world, where every relation caption of a
+    scene with a third object already names it, against more than 80 % before); after it every n-gram model of order 1 to 3 fitted without the image's captions is
     near chance on every subset (orders 1-2 exactly, by construction; the trigram is a held-out check)."""
     split = Split(tiny_world, "coco_test")
     pool = twin.candidates("add_obj", split.scenes(), split.captions(), 3, np.random.default_rng(0))
     unigram = _held_out(tiny_world, 1)
-    assert sum(unigram(c.image, c.caption) > unigram(c.image, c.negative) for c in pool) >= 0.8 * len(pool)
+    assert sum(unigram(c.image, c.caption) > unigram(c.image, c.negative) for c in pool) >= 0.6 * len(pool)
     trigram = _held_out(tiny_world, 3)
     for cat, cs in built[2].items():
         pos, _ = _preference(trigram, cs)

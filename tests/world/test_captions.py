@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import re
 
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 
 from vlcomp.world.captions import CaptionConfig, captions_for, noun_phrase, web_caption
 from vlcomp.world.concepts import COLOURS, MATERIALS, RELATIONS, SHAPES, SIZES, STATES, SYNONYMS, world_words
+from vlcomp.world.generate import SplitSpec, generate_world
 from vlcomp.world.scene import WorldConfig, sample_scene
 
 STYLES = ("web", "coco", "flickr")
@@ -216,3 +219,81 @@ def test_and_prob_zero_leaves_captions_unchanged() -> None:
         b = [captions_for(np.random.default_rng(3), sc, CaptionConfig(and_prob=0.0), style) for sc in SCENES[:30]]
         assert a == b
         assert not any(" and " in c for caps in a for c in caps)
+
+
+# ----------------------------------------------------------------------------- third object: extra_prob, extra_and_prob
+
+THREE = [sc for sc in SCENES if len(sc.objects) == 3]
+
+
+@pytest.mark.parametrize("style", ["coco", "flickr"])
+@pytest.mark.parametrize(("extra_and_prob", "joiner"), [(0.0, "with"), (1.0, "and")])
+def test_a_third_object_is_joined_by_with_or_and(style: str, extra_and_prob: float, joiner: str) -> None:
+    """With extra_prob = 1 every relation caption of a 3-object scene names the third object after the relation,
+    joined by "with" (extra_and_prob = 0) or "and" (1): a caption that states a relation and uses "and"."""
+    cfg = CaptionConfig(extra_prob=1.0, extra_and_prob=extra_and_prob)
+    rng = np.random.default_rng(5)
+    assert len(THREE) > 20
+    for sc in THREE:
+        for cap in captions_for(rng, sc, cfg, style):
+            words = _words(cap)
+            assert joiner in words and ({"with", "and"} - {joiner}).isdisjoint(words), cap
+            assert sum(w in SHAPES for w in words) == 3, cap
+            assert any(re.search(rf"\b{r}\b", cap) for r in RELATIONS), cap
+
+
+def test_extra_prob_zero_names_no_third_object() -> None:
+    rng = np.random.default_rng(5)
+    for sc in THREE:
+        for cap in captions_for(rng, sc, CaptionConfig(extra_prob=0.0, extra_and_prob=1.0), "coco"):
+            assert sum(w in SHAPES for w in _words(cap)) == 2, cap
+
+
+# Pinned before extra_prob / extra_and_prob existed (the third object was always named with probability 0.3, by
+# "with"): the world of the toy profile's knobs at that time, and captions over many configurations.
+PINNED_WORLD_SHA256 = "6343f8b9a5f50e03797db9d1bcf5e85c9a514e5882766cdc0503fae8ce69489b"
+PINNED_CAPTIONS_SHA256 = "45eaeff8f6eddf354856ca75a12661779571321091ff036dffd3c3420059bd54"
+
+
+def test_default_knobs_leave_a_small_world_byte_identical(tmp_path) -> None:
+    wcfg = WorldConfig(image_size=48, min_objects=2, max_objects=3, layout_probs=(0.55, 0.2, 0.1, 0.15),
+                       hollow_prob=0.15, pointing_tolerance_deg=20.0, near_gap_px=4.0, colour_prior=0.5,
+                       layout_prior=0.8)
+    ccfg = CaptionConfig(web_bind_prob=0.1, web_relation_prob=0.02, colour_prob=0.9, size_prob=0.35,
+                         material_prob=0.3, state_prob=0.6, synonym_prob=0.2, and_prob=0.5, captions_per_image=5)
+    specs = [SplitSpec("web", 40, "web", twin_prob=0.5), SplitSpec("coco", 40, "coco"),
+             SplitSpec("flickr", 40, "flickr")]
+    generate_world(specs, wcfg, ccfg, 0, tmp_path)
+    h = hashlib.sha256()
+    for f in sorted(p for p in tmp_path.rglob("*") if p.is_file()):
+        h.update(f.relative_to(tmp_path).as_posix().encode())
+        h.update(f.read_bytes())
+    assert h.hexdigest() == PINNED_WORLD_SHA256
+
+    h = hashlib.sha256()
+    rng, scene_rng = np.random.default_rng(7), np.random.default_rng(3)
+    scenes = [sample_scene(scene_rng, WorldConfig(min_objects=1, max_objects=4, hollow_prob=0.4), f"h/{i}")
+              for i in range(300)]
+    for cfg in (CaptionConfig(), ccfg, CaptionConfig(and_prob=1.0, size_prob=1, material_prob=1, synonym_prob=1)):
+        for style in STYLES:
+            for sc in scenes:
+                h.update(json.dumps(captions_for(rng, sc, cfg, style)).encode())
+    assert h.hexdigest() == PINNED_CAPTIONS_SHA256
+
+
+def test_detailed_overrides_change_coco_captions_only() -> None:
+    """detailed_colour_prob = 0: no COCO/Flickr caption names a colour; web captions are those of the shared knobs."""
+    cfg = CaptionConfig(detailed_colour_prob=0.0, detailed_size_prob=1.0, detailed_material_prob=0.0)
+    for style in ("coco", "flickr"):
+        for cap in (c for sc in SCENES for c in captions_for(np.random.default_rng(2), sc, cfg, style)):
+            words = set(_words(cap))
+            assert not words & set(COLOURS), cap
+            assert not words & set(MATERIALS), cap
+    same = [captions_for(np.random.default_rng(2), sc, CaptionConfig(), "web") for sc in SCENES]
+    assert [captions_for(np.random.default_rng(2), sc, cfg, "web") for sc in SCENES] == same
+
+
+def test_detailed_overrides_accept_none_and_check_range() -> None:
+    CaptionConfig(detailed_colour_prob=None)
+    with pytest.raises(ValueError, match=r"world\.captions\.detailed_size_prob=1\.5"):
+        CaptionConfig(detailed_size_prob=1.5)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from vlcomp.world import Split, world_configs
-from vlcomp.world.captions import CaptionConfig
-from vlcomp.world.generate import SplitSpec, generate_split, write_split
-from vlcomp.world.scene import WorldConfig
+from vlcomp.world.captions import CaptionConfig, pair_caption
+from vlcomp.world.generate import SplitSpec, generate_split, layout_twin, write_split
+from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
 
 FILES = ("images.npy", "scenes.jsonl", "captions.json")
 WCFG = WorldConfig(image_size=32)
@@ -143,3 +143,52 @@ def test_twins_read_back_and_bad_files_name_the_pair(tmp_path: Path) -> None:
             split.twins()
     with pytest.raises(ValueError, match=r"world\.splits\.web\.twin_prob"):
         SplitSpec("web", 3, "web", twin_prob=1.5)
+
+
+def _two(x0: float, y0: float, x1: float, y1: float, shape1: str = "square") -> Scene:
+    objs = [Obj(0, "circle", "red", "small", "plain", "solid", x0, y0, 5.0, z=0),
+            Obj(1, shape1, "blue", "large", "plain", "solid", x1, y1, 8.0, z=1)]
+    return Scene("s/0", "black", objs, compute_relations(objs, WCFG))
+
+
+def test_layout_twin_reverses_the_relations_of_the_pair() -> None:
+    sc = _two(8, 16, 24, 16)  # circle left of square
+    assert (0, "to the left of", 1) in sc.relations
+    tw = layout_twin(sc, 0, 1, "s/1", WCFG)
+    assert tw is not None and tw.image_id == "s/1"
+    assert (0, "to the right of", 1) in tw.relations and (1, "to the left of", 0) in tw.relations
+    assert [(o.shape, o.colour, o.size, o.half) for o in tw.objects] == [(o.shape, o.colour, o.size, o.half)
+                                                                         for o in sc.objects]
+    assert (tw.objects[0].x, tw.objects[1].x) == (24, 8)
+
+
+def test_layout_twin_refuses_invalid_swaps() -> None:
+    assert layout_twin(_two(8, 16, 24, 16, shape1="arrow"), 0, 1, "t", WCFG) is None  # arrows keep their heading
+    assert layout_twin(_two(10, 16, 16, 16), 0, 1, "t", WCFG) is None  # overlapping boxes
+    assert layout_twin(_two(5.5, 5.5, 20, 20), 0, 1, "t", WCFG) is None  # the large one would leave the image
+
+
+def test_pair_caption_states_a_relation_of_the_pair() -> None:
+    sc = _two(8, 16, 24, 16)
+    caps = {pair_caption(np.random.default_rng(s), sc, 0, 1, CaptionConfig(colour_prob=1.0, size_prob=0.0,
+                                                                              material_prob=0.0)) for s in range(20)}
+    assert caps == {"a red circle to the left of a blue square", "a blue square to the right of a red circle"}
+    lonely = Scene("s/2", "black", sc.objects, [])
+    with pytest.raises(ValueError, match="no non-symmetric relation"):
+        pair_caption(np.random.default_rng(0), lonely, 0, 1, CaptionConfig())
+
+
+def test_layout_twins_in_a_split_swap_places_and_state_the_pair() -> None:
+    _, scenes, anns, twins = generate_split(SplitSpec("web", 120, "web", twin_prob=0.6, twin_layout_share=1.0),
+                                            WCFG, CCFG, 4)
+    n_layout = 0
+    for i, j in twins:
+        a, b = scenes[i], scenes[j]
+        if [o.colour for o in a.objects] != [o.colour for o in b.objects]:
+            continue  # a colour twin (the scene could not be rearranged)
+        n_layout += 1
+        moved = [k for k, (oa, ob) in enumerate(zip(a.objects, b.objects, strict=True)) if (oa.x, oa.y) != (ob.x, ob.y)]
+        assert len(moved) == 2
+        for cap, sc in ((anns[i]["caption"][0], a), (anns[j]["caption"][0], b)):
+            assert all(sc.objects[k].shape in cap for k in moved), cap
+    assert n_layout >= 5

@@ -71,7 +71,8 @@ def score_benchmarks(scorer: Any, names: Sequence[str], benchmarks_dir: str | Pa
 def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str, Any], out: str | Path,
                     provenance: Mapping[str, Any], tracker: Any = None) -> dict[str, float]:
     """One model on ``benchmarks``: ``out/items/*.parquet``, ``out/metrics.json`` (derived from the saved
-    tables alone) and ``out/provenance.json`` (``provenance`` + counts, time, MLflow run id), written
+    tables alone) and ``out/provenance.json`` (``provenance`` + item counts and settings: deterministic, so
+    a re-run that changes nothing leaves it byte-identical; the run id and timings go to MLflow and ``runs/``), written
     atomically; the metrics are logged to ``tracker`` (an MLflow stage run) and returned."""
     if provenance.get("profile") not in PROFILES:
         raise ValueError(f"evaluate {out}: provenance must name the profile ({', '.join(PROFILES)}), "
@@ -85,8 +86,7 @@ def evaluate_scorer(scorer: Any, benchmarks: Sequence[str], inputs: Mapping[str,
         write_json(tmp / "metrics.json", metrics)
         write_json(tmp / "provenance.json", {
             "profile": provenance["profile"], **provenance, "n_items": {k: len(v) for k, v in tables.items()},
-            "settings": {k: inputs[k] for k in _settings(benchmarks) if inputs.get(k) is not None},
-            "mlflow_run_id": getattr(tracker, "run_id", None)})
+            "settings": {k: inputs[k] for k in _settings(benchmarks) if inputs.get(k) is not None}})
     tracker.log_metrics(metrics)
     # timings are a view (MLflow, the log), never part of a stage output a later stage reads
     timing = {f"time/{b}_s": s for b, s in seconds.items()} | {"time/total_s": round(time.time() - t0, 2)}

@@ -7,8 +7,9 @@
 - ``model``: its model modifiers (:class:`ModelModifiers`: frozen towers, LoRA adapters on either tower);
 - ``paper`` and ``label``: where the reports put it and what they call it.
 
-``variants.<name>`` is one run of a method: ``{method, seed, generator}`` (``generator`` repeats the method's
-so that dvc.yaml can name the stage's mined-data dependency; a mismatch is an error naming both).
+``variants.<name>`` is one run of a method: ``{method, base, seed, generator}`` on chain ``base`` (``generator``
+repeats the method's so that dvc.yaml can name the stage's mined-data dependency; a mismatch is an error naming
+both). params.yaml derives them from ``base_seeds`` and ``seeds`` (:func:`vlcomp.config.derive_variants`).
 
 The registry of methods is the params section itself, checked here (:func:`method_config`); code that a method
 adds lives in its generator and its loss, which have their own registries. Adding a method is a params entry.
@@ -115,9 +116,11 @@ class MethodConfig:
 
 @dataclass(frozen=True)
 class VariantConfig:
-    """One fine-tuning run (``variants.<name>``): a method, a training seed and the method's generator."""
+    """One fine-tuning run (``variants.<name>``): a method, the chain it starts from (``base``, a key of ``bases``), a
+    fine-tuning seed and the method's generator."""
 
     method: str
+    base: str
     seed: int
     generator: str
 
@@ -159,6 +162,9 @@ def variant_config(params: dict[str, Any], name: str) -> VariantConfig:
     if v.generator != m.generator:
         raise ValueError(f"params: variants.{name}.generator={v.generator!r} but methods.{v.method}.generator="
                          f"{m.generator!r}; they must name the same generator")
+    if v.base not in (params.get("bases") or {}):
+        raise ValueError(f"params: variants.{name}.base={v.base!r} is not a key of bases "
+                         f"({', '.join(params.get('bases') or {}) or 'none'})")
     return v
 
 

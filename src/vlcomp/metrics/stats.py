@@ -114,3 +114,32 @@ def binomial_ci(successes: int, n: int, level: float = 0.95) -> tuple[float, flo
 def _check_level(level: float) -> None:
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
+
+
+def variance_components(values: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, float]:
+    """``(sigma2_base, sigma2_finetune)`` of a balanced nested design: ``values[b][s]`` is one run on base seed ``b``
+    with fine-tuning seed ``s`` (one-way random-effects ANOVA, method of moments):
+
+    - ``MS_within = sum_b sum_s (y_bs - mean_b)^2 / (B (S - 1))`` estimates ``sigma2_finetune``;
+    - ``MS_between = S sum_b (mean_b - mean)^2 / (B - 1)`` estimates ``sigma2_finetune + S sigma2_base``, so
+      ``sigma2_base = max(0, (MS_between - MS_within) / S)`` (truncated at 0, as is usual).
+
+    Needs ``B >= 2`` and ``S >= 2``."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 2:
+        raise ValueError(f"variance_components needs a [bases >= 2, seeds >= 2] table, got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError("variance_components: the table contains NaN")
+    b, s = arr.shape
+    per_base = arr.mean(axis=1)
+    ms_within = float(((arr - per_base[:, None]) ** 2).sum() / (b * (s - 1)))
+    ms_between = float(s * ((per_base - arr.mean()) ** 2).sum() / (b - 1))
+    return max(0.0, (ms_between - ms_within) / s), ms_within
+
+
+def design_variance(sigma2_base: float, sigma2_finetune: float, n_bases: int, n_seeds: int) -> float:
+    """The variance of a method's mean over ``n_bases`` chains x ``n_seeds`` fine-tuning seeds each:
+    ``sigma2_base / n_bases + sigma2_finetune / (n_bases n_seeds)``."""
+    if n_bases < 1 or n_seeds < 1:
+        raise ValueError(f"design_variance: n_bases={n_bases}, n_seeds={n_seeds} must be >= 1")
+    return sigma2_base / n_bases + sigma2_finetune / (n_bases * n_seeds)

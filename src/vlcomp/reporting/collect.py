@@ -1,23 +1,35 @@
-"""The metrics tree as one long table (one row per model and metric) and its statistics over training seeds, for
-the toy report's tables, the claims ledger and the cross-paper matrix; and the methods a report shows.
+"""The metrics tree as one long table (one row per model and metric) and its statistics over whole chains, for the
+toy report's tables, the claims ledger and the cross-paper matrix; and the methods a report shows.
 
-The files are read by :mod:`vlcomp.reporting.tree` (the one reader of ``metrics/<model>/``).
+A *chain* is one whole run of the pipeline: pretraining (the base model of base seed ``k``, ``clip-b<k>``) ->
+mining -> LR selection -> fine-tuning (seed ``s``, ``<method>-b<k>s<s>``). Every method row aggregates over its
+models, i.e. over chains: the base model over base seeds, a fine-tuned method over (base seed x fine-tuning seed)
+pairs. ``±`` always means the sample standard deviation (ddof=1) over those chains (:func:`summary`), and
+:func:`spread_legend` says, from the data, what it is over and n. The spread over perturbation seeds that some
+benchmarks also report (``*_std`` keys: Order, shuffled retrieval) is a different quantity, always labelled as such.
+
+The files are read by :mod:`vlcomp.reporting.tree` (the one reader of ``metrics/<model>/``; a model's chain comes
+from its provenance or params, :func:`vlcomp.reporting.tree.chain_of`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .tree import BASE_METHOD, model_dirs, read_metrics, read_provenance
+from .tree import BASE_METHOD, Chain, chain_of, model_dirs, read_metrics, read_provenance, run_record_fields
 
 #: models the reports show that are no method of params: the base model, the papers' other models (their printed
 #: numbers only) and chance rows
 REFERENCE_LABELS = {BASE_METHOD: "CLIP", "xvlm": "X-VLM", "blip": "BLIP", "flava": "FLAVA", "chance": "chance"}
+#: Columns of :func:`collect` (``base_seed`` and ``seed`` as text: ``""`` for none).
+LONG_COLUMNS: tuple[str, ...] = ("model", "method", "base", "base_seed", "seed", "key", "value", "dvc_stage")
+SPREAD = "sample standard deviation (ddof = 1)"
 
 
 @dataclass(frozen=True)
@@ -45,42 +57,153 @@ def methods_of(params: Mapping, paper: str | None = None) -> Methods:
     return Methods((BASE_METHOD, *chosen), {m: (ms[m] or {}).get("label") or m for m in chosen})
 
 
-def collect(metrics_dir: str | Path) -> pd.DataFrame:
-    """Long table: one row per (model dir, metric): model, method, seed, key, value, provenance columns."""
+# --------------------------------------------------------------------------- the long table
+
+
+def collect(metrics_dir: str | Path, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Long table (:data:`LONG_COLUMNS`): one row per (model folder, metric) with the model's chain
+    (:func:`vlcomp.reporting.tree.chain_of`: provenance, else params ``variants`` / ``bases``)."""
+    params = params or {}
     rows = []
     for d in model_dirs(metrics_dir):
         prov = read_provenance(d / "provenance.json")
         if prov is None:
             raise FileNotFoundError(f"{d / 'provenance.json'}: missing (every metrics.json has its provenance)")
+        name = str(prov.get("model") or d.name)
+        chain = chain_of(name, prov, params)
         for key, value in read_metrics(d / "metrics.json").items():
-            rows.append({"model": prov["model"], "method": prov["method"], "seed": str(prov.get("seed", "")),
-                         "key": key, "value": value, "git_commit": prov.get("git_commit", ""),
-                         "mlflow_run_id": prov.get("mlflow_run_id") or "", "dvc_stage": prov.get("dvc_stage", "")})
+            rows.append({"model": name, "method": chain.method, "base": chain.base, "base_seed": chain.base_seed,
+                         "seed": chain.seed, "key": key, "value": value, "dvc_stage": str(prov.get("dvc_stage") or "")})
     if not rows:
         raise FileNotFoundError(f"{metrics_dir}: no metrics.json under it (run the evaluate stages first)")
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(LONG_COLUMNS))
 
 
-def per_seed(long: pd.DataFrame, key: str) -> dict[str, np.ndarray]:
-    """Values of one metric per method present, one entry per training seed (CLIP: the single base model)."""
-    sub = long[long["key"] == key]
-    return {m: g["value"].to_numpy() for m, g in sub.groupby("method", sort=False)}
+def with_difference(long: pd.DataFrame, key: str, a: str, b: str) -> pd.DataFrame:
+    """``long`` plus metric ``key`` = ``a - b`` for every model that has both (a per-model derived metric, so its
+    spread over chains is computed like any other)."""
+    return _with_derived(long, key, (a, b), lambda v: v[0] - v[1])
+
+
+def with_mean(long: pd.DataFrame, key: str, keys: Sequence[str]) -> pd.DataFrame:
+    """``long`` plus metric ``key`` = the mean of ``keys`` for every model that has them all."""
+    return _with_derived(long, key, tuple(keys), lambda v: float(np.mean(v)))
+
+
+def _with_derived(long: pd.DataFrame, key: str, keys: tuple[str, ...], fn) -> pd.DataFrame:
+    sub = long[long["key"].isin(keys)]
+    rows = []
+    for _, g in sub.groupby("model", sort=False):
+        vals = dict(zip(g["key"], g["value"], strict=True))
+        if all(k in vals for k in keys):
+            rows.append({**g.iloc[0].to_dict(), "key": key, "value": fn([vals[k] for k in keys])})
+    return pd.concat([long, pd.DataFrame(rows, columns=long.columns)], ignore_index=True) if rows else long
+
+
+# --------------------------------------------------------------------------- statistics over chains
 
 
 def summary(long: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std (ddof=1; 0 for one seed), min, max and n over training seeds, per method and metric."""
+    """Per method and metric, over its models (whole chains): ``mean``, ``std`` (sample std, ddof=1; NaN for a single
+    run: no spread), ``min``, ``max`` and ``n`` (the number of chains)."""
     g = long.groupby(["method", "key"])["value"]
-    out = g.agg(["mean", "min", "max", "count"]).rename(columns={"count": "n_seeds"})
-    out["std"] = g.std(ddof=1).fillna(0.0)
-    return out.reset_index()
+    out = g.agg(["mean", "min", "max", "count"]).rename(columns={"count": "n"})
+    out["std"] = g.std(ddof=1)
+    return out.reset_index()[["method", "key", "mean", "std", "min", "max", "n"]]
 
 
 def value(summ: pd.DataFrame, method: str, key: str, stat: str = "mean") -> float:
+    """One statistic of :func:`summary` (NaN when the method lacks the metric)."""
     row = summ[(summ["method"] == method) & (summ["key"] == key)]
     return float(row[stat].iloc[0]) if len(row) else float("nan")
 
 
+def chains(long: pd.DataFrame, method: str, keys: Iterable[str] | None = None) -> list[Chain]:
+    """The chains of ``method``'s models that have any of ``keys`` (all keys when None), by base then seed."""
+    sub = long[long["method"] == method]
+    if keys is not None:
+        sub = sub[sub["key"].isin(list(keys))]
+    found = {Chain(method, b, bs, s) for b, bs, s in zip(sub["base"], sub["base_seed"], sub["seed"], strict=True)}
+    return sorted(found, key=lambda c: (_num(c.base_seed), c.base, _num(c.seed)))
+
+
+def _num(text: str) -> tuple[int, str]:
+    return (int(text), "") if text.lstrip("-").isdigit() else (1 << 30, text)
+
+
+def _join(values: Iterable[str]) -> str:
+    return ", ".join(values)
+
+
+def runs_phrase(found: Sequence[Chain]) -> str:
+    """What a set of chains is, in words: ``3 base seeds (0, 1, 2)``, ``6 whole chains (base seeds 0, 1, 2 x
+    fine-tune seeds 0, 1)``, or the list of (base seed, fine-tune seed) pairs when they are no full grid; a single
+    run says so."""
+    n = len(found)
+    if n == 0:
+        return "no run"
+    bases = list(dict.fromkeys(c.base_seed or c.base for c in found))
+    seeds = list(dict.fromkeys(c.seed for c in found))
+    if seeds == [""]:  # base models
+        known = [b for b in bases if b]
+        what = f"base seed{'s' * (len(known) > 1)} {_join(known)}" if known else "the single base model"
+        return f"1 run ({what}), no spread" if n == 1 else f"{n} base seeds ({_join(known)})"
+    if bases == [""]:  # legacy layout: fine-tuning seeds of one unnamed base
+        return (f"1 run (fine-tune seed {seeds[0]}), no spread" if n == 1
+                else f"{n} fine-tune seeds ({_join(seeds)}) of one base")
+    if n == 1:
+        return f"1 run (base seed {bases[0]}, fine-tune seed {seeds[0]}), no spread"
+    if n == len(bases) * len(seeds):
+        return (f"{n} whole chains (base seed{'s' * (len(bases) > 1)} {_join(bases)} x fine-tune "
+                f"seed{'s' * (len(seeds) > 1)} {_join(seeds)})")
+    return f"{n} whole chains (base, fine-tune seed: " + ", ".join(f"({c.base_seed or c.base}, {c.seed})"
+                                                                  for c in found) + ")"
+
+
+def runs_summary(long: pd.DataFrame, methods: Methods, keys: Iterable[str] | None = None,
+                 shown: Iterable[str] | None = None) -> str:
+    """Per method shown (default: every method of ``methods``), the runs its rows aggregate over
+    (:func:`runs_phrase`), from the models that have any of ``keys``; "" when there are none."""
+    keys = None if keys is None else list(keys)
+    parts = []
+    for m in (methods.order if shown is None else shown):
+        found = chains(long, m, keys)
+        if found:
+            parts.append(f"{methods.label(m)}: {runs_phrase(found)}")
+    return "; ".join(parts)
+
+
+SINGLE_RUN_CELL = "A cell marked (n=1) is a single run and has no spread."
+
+
+def spread_legend(long: pd.DataFrame, methods: Methods, keys: Iterable[str] | None = None,
+                  shown: Iterable[str] | None = None, lead: str = "± =", single: str = SINGLE_RUN_CELL) -> str:
+    """The line under a table or figure: what ``±`` (``lead``: or an error bar) is over and n, per method shown,
+    from the models that have any of ``keys`` (:func:`runs_summary`); ``single`` is added when a method has a single
+    run."""
+    keys = None if keys is None else list(keys)
+    runs = runs_summary(long, methods, keys, shown)
+    if not runs:
+        return "No reproduced values: no spread."
+    text = (f"{lead} {SPREAD} over whole-chain runs (pretrain -> mining -> LR selection -> fine-tune; one evaluated "
+            f"model per run), means over the same runs. {runs}.")
+    any_single = any(len(chains(long, m, keys)) == 1 for m in (methods.order if shown is None else shown))
+    return f"{text} {single}" if any_single else text
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+PROVENANCE_COLUMNS: tuple[str, ...] = ("model", "method", "base", "base_seed", "seed", "dvc_stage", "run_record",
+                                       "mlflow_runs")
+
+
 def provenance(long: pd.DataFrame) -> pd.DataFrame:
-    """One row per evaluated model: DVC stage, git commit, MLflow run id."""
-    cols = ["model", "method", "seed", "dvc_stage", "git_commit", "mlflow_run_id"]
-    return long[cols].drop_duplicates().sort_values(["method", "seed"]).reset_index(drop=True)
+    """One row per evaluated model: its chain, its DVC stage, and where the stage run's record lives (commit and
+    MLflow run id are not stage outputs: :func:`vlcomp.reporting.tree.run_record_fields`)."""
+    cols = ["model", "method", "base", "base_seed", "seed", "dvc_stage"]
+    df = long[cols].drop_duplicates("model").copy()
+    df = df.assign(_m=df["method"].map(lambda m: (m != BASE_METHOD, m)), _b=df["base_seed"].map(_num),
+                   _s=df["seed"].map(_num)).sort_values(["_m", "_b", "_s", "model"])
+    records = pd.DataFrame([run_record_fields(s) for s in df["dvc_stage"]], index=df.index)
+    return pd.concat([df[cols], records], axis=1)[list(PROVENANCE_COLUMNS)].reset_index(drop=True)

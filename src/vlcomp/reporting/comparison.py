@@ -3,7 +3,8 @@ shown and written.
 
 A comparison table is long: one row per (table row, model) with ``reproduced``, ``paper`` (the printed value),
 ``difference`` (reproduced - paper) and the provenance columns of :mod:`vlcomp.reporting.tree`; a pipeline method
-with several training seeds also gets a mean row (source :data:`SEED_MEAN`: mean and sample std over its seeds).
+(the base model included) with two or more whole-chain runs also gets a mean row (source :data:`CHAIN_MEAN`: mean
+and sample std over its chains, :func:`chain_legend` says over which).
 A missing model or metric leaves an empty cell and a ``note``; no number is ever filled in. Each paper's module
 under :mod:`vlcomp.reporting.papers` says which rows its tables have and which printed number each row is compared
 with; :func:`section` writes a table (and its :func:`wide_view`) under ``tables/`` and returns the Markdown a
@@ -21,10 +22,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .collect import SPREAD, runs_phrase
 from .paper_values import lookup
+from .render import number
 from .tree import NOTE_METRIC_MISSING, NOTE_MODEL_MISSING, PIPELINE, PROVENANCE_COLUMNS, RELEASED, ModelResult
 
-SEED_MEAN = "pipeline mean"  # the source of a method's mean row over its training seeds
+CHAIN_MEAN = "pipeline mean"  # the source of a method's mean row over its whole-chain runs
 NOTE_NOT_EVALUATED = "no benchmark of this workspace scores it"
 NOTE_NO_PAPER = "the paper prints no value for this model"
 
@@ -77,9 +80,9 @@ def _row(m: ModelResult, fields: Mapping[str, Any], key: str | None, cell: Paper
     if cell is None:
         notes.append(NOTE_NO_PAPER)
     paper = cell.value if cell else math.nan
-    return {**fields, "model": m.name, "source": m.source, "method": m.method, "seed": m.seed,
+    return {**fields, "model": m.name, "source": m.source, "method": m.method, "base": m.base, "seed": m.seed,
             "paper_model": m.paper_model, "metric_key": key or "", "reproduced": reproduced, **extra,
-            "std_over_training_seeds": math.nan, "n_training_seeds": math.nan,
+            "std_over_chains": math.nan, "n_chains": 1 if m.source == PIPELINE else math.nan,
             "paper": paper, "paper_std": cell.std if cell else math.nan, "paper_ref": cell.ref if cell else "",
             "difference": reproduced - paper, "note": "; ".join(notes), **m.provenance_fields()}
 
@@ -89,13 +92,15 @@ def _joined(values: Iterable[str]) -> str:
 
 
 #: Columns every comparison row has (the rest are table fields or per-table extras).
-_BASE_KEYS = frozenset({"model", "source", "method", "seed", "paper_model", "metric_key", "reproduced",
-                        "std_over_training_seeds", "n_training_seeds", "paper", "paper_std", "paper_ref",
-                        "difference", "note", *PROVENANCE_COLUMNS})
+_BASE_KEYS = frozenset({"model", "source", "method", "base", "seed", "paper_model", "metric_key", "reproduced",
+                        "std_over_chains", "n_chains", "paper", "paper_std", "paper_ref", "difference", "note",
+                        *PROVENANCE_COLUMNS})
 
 
-def _seed_means(rows: list[dict[str, Any]], fields: Mapping[str, Any], paper_fn: PaperFn) -> list[dict[str, Any]]:
-    """One mean row per pipeline method with a value on two or more training seeds."""
+def _chain_means(models: list[ModelResult], rows: list[dict[str, Any]], fields: Mapping[str, Any],
+                 paper_fn: PaperFn) -> list[dict[str, Any]]:
+    """One mean row per pipeline method with a value on two or more whole-chain runs (its models)."""
+    chain_of = {m.name: m.chain for m in models}
     by_method: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         if r["source"] == PIPELINE and not math.isnan(r["reproduced"]):
@@ -109,14 +114,15 @@ def _seed_means(rows: list[dict[str, Any]], fields: Mapping[str, Any], paper_fn:
         pm = members[0]["paper_model"]
         cell = paper_fn(pm) if pm else None
         paper = cell.value if cell else math.nan
-        seeds = [r["seed"] for r in members]
-        out.append({**fields, "model": f"{method} (seeds {', '.join(seeds)})", "source": SEED_MEAN, "method": method,
-                    "seed": ",".join(seeds), "paper_model": pm, "metric_key": members[0]["metric_key"],
+        runs = [chain_of[r["model"]] for r in members]
+        out.append({**fields, "model": f"{method} (mean over {len(vals)} chains)", "source": CHAIN_MEAN,
+                    "method": method, "base": ",".join(dict.fromkeys(c.base for c in runs)),
+                    "seed": ",".join(c.label for c in runs), "paper_model": pm, "metric_key": members[0]["metric_key"],
                     "reproduced": mean, **{k: math.nan for k in members[0] if k not in _BASE_KEYS and k not in fields},
-                    "std_over_training_seeds": float(vals.std(ddof=1)), "n_training_seeds": len(vals),
+                    "std_over_chains": float(vals.std(ddof=1)), "n_chains": len(vals),
                     "paper": paper, "paper_std": cell.std if cell else math.nan, "paper_ref": cell.ref if cell else "",
                     "difference": mean - paper,
-                    "note": f"mean over {len(vals)} training seeds" + ("" if cell else f"; {NOTE_NO_PAPER}"),
+                    "note": f"mean over {runs_phrase(runs)}" + ("" if cell else f"; {NOTE_NO_PAPER}"),
                     **{c: _joined(r[c] for r in members) for c in PROVENANCE_COLUMNS}})
     return out
 
@@ -132,14 +138,14 @@ def comparison_rows(models: Iterable[ModelResult], fields: Mapping[str, Any], ke
                      extra(m) if extra else {}) for m in models if m.source == source]
 
     pipe = rows_of(PIPELINE)
-    return pipe + _seed_means(pipe, fields, paper_fn) + rows_of(RELEASED)
+    return pipe + _chain_means(models, pipe, fields, paper_fn) + rows_of(RELEASED)
 
 
 def comparison_frame(rows: list[dict[str, Any]], fields: Iterable[str], extra: Iterable[str] = ()) -> pd.DataFrame:
     """The rows of :func:`comparison_rows` as a table: ``fields``, the model columns, ``extra``, the comparison
     and provenance columns."""
-    cols = [*fields, "model", "source", "method", "seed", "paper_model", "metric_key", "reproduced", *extra,
-            "std_over_training_seeds", "n_training_seeds", "paper", "paper_std", "paper_ref", "difference", "note",
+    cols = [*fields, "model", "source", "method", "base", "seed", "paper_model", "metric_key", "reproduced", *extra,
+            "std_over_chains", "n_chains", "paper", "paper_std", "paper_ref", "difference", "note",
             *PROVENANCE_COLUMNS]
     return pd.DataFrame(rows, columns=cols)
 
@@ -150,12 +156,15 @@ def wide_view(long: pd.DataFrame, index: Iterable[str]) -> pd.DataFrame:
     index = list(index)
     rows: dict[tuple, dict[str, Any]] = {}
     for r in long.to_dict("records"):
-        row = rows.setdefault(tuple(r[c] for c in index), {c: r[c] for c in index})
+        row = rows.setdefault(tuple(str(r[c]) for c in index), {c: r[c] for c in index})  # NaN keys: one row
         row[f"{r['model']} ({r['source']})"] = r["reproduced"]
+        if r["source"] == CHAIN_MEAN:
+            row[f"{r['model']} (std over chains)"] = r["std_over_chains"]
         pcol = f"paper: {r['paper_model']}"
         if r["paper_model"] and (pcol not in row or pd.isna(row[pcol])):
             row[pcol] = r["paper"]
-    models = list(dict.fromkeys(f"{m} ({s})" for m, s in zip(long["model"], long["source"], strict=True)))
+    models = list(dict.fromkeys(col for m, s in zip(long["model"], long["source"], strict=True)
+                                for col in (f"{m} ({s})", *([f"{m} (std over chains)"] * (s == CHAIN_MEAN)))))
     papers = list(dict.fromkeys(f"paper: {m}" for m in long["paper_model"] if m))
     return pd.DataFrame(list(rows.values()), columns=[*index, *models, *papers])
 
@@ -179,7 +188,7 @@ def notes_markdown(df: pd.DataFrame) -> str:
 
 
 def is_count_column(column: str) -> bool:
-    """Counts are named ``n_<what>`` or ``<prefix>_n_<what>`` (``n_training_seeds``, ``paper_n_samples``)."""
+    """Counts are named ``n_<what>`` or ``<prefix>_n_<what>`` (``n_chains``, ``paper_n_samples``)."""
     return column.startswith("n_") or "_n_" in column
 
 
@@ -187,9 +196,7 @@ def _fmt(column: str, v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     if isinstance(v, int | float | np.number) and not isinstance(v, bool):
-        if is_count_column(column):
-            return str(int(v))
-        return f"{v:+.3f}" if column == "difference" else f"{v:.3f}"
+        return str(int(v)) if is_count_column(column) else number(float(v), signed=column == "difference")
     return str(v)
 
 
@@ -210,16 +217,33 @@ def save(df: pd.DataFrame, out_dir: str | Path, name: str) -> pd.DataFrame:
     return df
 
 
-def section(df: pd.DataFrame, out_dir: str | Path, name: str, index: Iterable[str] | None = None) -> str:
+def chain_legend(df: pd.DataFrame) -> str:
+    """The line under a comparison table: what its mean rows' spread is over and n, per method, from the rows."""
+    if df.empty or "source" not in df or not (df["source"] == PIPELINE).any():
+        return "Released checkpoints: one model each, no spread." if len(df) else ""
+    means = df[df["source"] == CHAIN_MEAN]
+    if means.empty:
+        return "Every pipeline row is a single whole-chain run (one model): no mean row, no spread."
+    per = {m: " or ".join(dict.fromkeys(n.split("; ")[0].removeprefix("mean over ") for n in g["note"]))
+           for m, g in means.groupby("method", sort=False)}
+    return (f"*{CHAIN_MEAN}* rows: mean and {SPREAD} (`std_over_chains`, n = `n_chains`) over whole-chain runs "
+            "(pretrain -> mining -> LR selection -> fine-tune), one model per run: "
+            + "; ".join(f"{m}: {what}" for m, what in per.items()) + ". Other pipeline rows are single runs.")
+
+
+def section(df: pd.DataFrame, out_dir: str | Path, name: str, index: Iterable[str] | None = None,
+            notes: Iterable[str] = (), legend: str | None = None) -> str:
     """Save ``df`` as ``tables/<name>`` (and its :func:`wide_view` over ``index`` as ``tables/<name>_wide``); return
-    the Markdown to show: the wide view (or the table itself) followed by the table's notes."""
+    the Markdown to show: the wide view (or the table itself), its legend (``legend``, else :func:`chain_legend`),
+    ``notes`` (e.g. the paper's own inconsistencies about it) and the table's row notes."""
     save(df, out_dir, name)
     if index is not None and not df.empty:
         parts = [markdown(save(wide_view(df, index), out_dir, f"{name}_wide")),
                  f"Long form with provenance columns: `tables/{name}.csv`."]
     else:
         parts = [markdown(df)]
-    notes = notes_markdown(df)
-    if notes:
-        parts.append("**Notes**\n\n" + notes)
+    parts += [line for line in (chain_legend(df) if legend is None else legend, *notes) if line]
+    row_notes = notes_markdown(df)
+    if row_notes:
+        parts.append("**Notes**\n\n" + row_notes)
     return "\n\n".join(parts)

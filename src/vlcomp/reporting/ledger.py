@@ -1,28 +1,136 @@
-"""Claims ledger: a paper's headline claims as checks over the collected metrics, across seeds.
+"""Claims ledger: a paper's headline claims as conditions over whole-chain runs, with item-level intervals.
 
-A claim is a list of conditions. Each condition compares metrics of one or two methods; it is evaluated on
-every training seed of the methods involved (CLIP is the single pretrained base model), and it *holds* only
-if it holds on every seed. The ledger shows each condition's per-seed values and their spread. The condition
-builders here (:func:`at_most`, :func:`at_least`, :func:`beats`, :func:`ratio`) take the long table of
-:func:`vlcomp.reporting.collect.collect`; each paper states its claims and thresholds in its module under
-:mod:`vlcomp.reporting.papers` (the registry's ``claims``).
+A claim is a list of conditions; each compares a metric of one method with a bound, or the difference of two
+methods' metrics with a margin. Verdict rule (:data:`VERDICT_RULE`, :func:`holds`): **a condition holds iff it holds
+on every whole chain it is evaluated on** — for a condition on one method, on each of that method's models (one per
+chain: base seed, or base seed x fine-tuning seed); for a comparison, on each chain pair (:func:`pair_chains`: a
+fine-tuned chain ``b<k>s<s>`` against the base model of its own chain ``b<k>``, or against the other method's chain
+``b<k>s<s>``). So the worst chain decides, not the mean. A claim holds iff it has conditions and all of them hold.
+
+Next to the verdict each condition shows its value (mean over chains or chain pairs), the whole-chain spread (sample
+std, ddof=1), min, max and n, and, for a metric with a per-item definition (:mod:`vlcomp.reporting.items`), an
+item-level bootstrap interval: of the per-item difference averaged over the chain pairs (a comparison), or of the
+per-item score averaged over the chains (one method). The interval says how much the value would move on another
+draw of test items; whether it clears the bound is shown but does not enter the verdict. The condition builders
+(:func:`at_most`, :func:`at_least`, :func:`beats`, :func:`ratio`) take an :class:`Evidence` (the long table of
+:func:`vlcomp.reporting.collect.collect` and where the per-item tables are); each paper states its claims and
+thresholds in its module under :mod:`vlcomp.reporting.papers` (the registry's ``claims``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .collect import Methods, per_seed
+from ..seeding import derive_seed
+from .collect import Methods, chains, runs_phrase
+from .items import (
+    Bootstrap,
+    ItemScores,
+    chain_average,
+    item_metric,
+    metric_value,
+    paired_interval,
+    read_item_scores,
+)
+from .render import number
+from .tree import Chain, read_provenance
+
+VERDICT_RULE = ("A condition holds iff it holds on every whole chain it is evaluated on: for one method, on each of "
+                "its models (one per chain); for a comparison, on each chain pair (a fine-tuned chain b<k>s<s> "
+                "against the base model of its own chain b<k>, or against the other method's chain b<k>s<s>). The "
+                "worst chain decides, not the mean. A claim holds iff all its conditions hold.")
+INTERVAL_NOTE_RATIO = "no item-level interval: a ratio of two metrics"
+MATCH_TOLERANCE = 1e-9  # per-item recomputation vs metrics.json
+
+
+class Evidence:
+    """What conditions are checked on: the collected metrics (``long``, one row per model and metric with its
+    chain), the metrics tree holding each model's per-item tables (``metrics_dir``; None: no intervals) and the
+    bootstrap settings. Per-item scores are read once per (model, metric)."""
+
+    def __init__(self, long: pd.DataFrame, metrics_dir: str | Path | None = None,
+                 bootstrap: Bootstrap | None = None) -> None:
+        self.long = long
+        self.metrics_dir = None if metrics_dir is None else Path(metrics_dir)
+        self.bootstrap = bootstrap or Bootstrap(seed=0)
+        self._scores: dict[tuple[str, str], ItemScores] = {}
+
+    def rows(self, method: str, key: str) -> pd.DataFrame:
+        """``method``'s models that have ``key``, by chain."""
+        sub = self.long[(self.long["method"] == method) & (self.long["key"] == key)]
+        order = {(c.base, c.seed): i for i, c in enumerate(chains(self.long, method, [key]))}
+        return sub.iloc[sorted(range(len(sub)), key=lambda i: order[(sub["base"].iloc[i], sub["seed"].iloc[i])])]
+
+    def item_scores(self, model: str, key: str) -> ItemScores:
+        """``model``'s per-item scores of ``key``, checked to give the value of its ``metrics.json``."""
+        if (model, key) not in self._scores:
+            if self.metrics_dir is None:
+                raise FileNotFoundError("no metrics tree given")
+            metric = item_metric(key)
+            if metric is None:
+                raise ValueError(f"no per-item definition of {key}")
+            folder = self.metrics_dir / model
+            scores = read_item_scores(folder, metric, read_provenance(folder / "provenance.json"))
+            want = self.long[(self.long["model"] == model) & (self.long["key"] == key)]["value"]
+            got = metric_value(scores)
+            if len(want) != 1 or not math.isclose(got, float(want.iloc[0]), abs_tol=MATCH_TOLERANCE):
+                raise ValueError(f"{folder}: {key} recomputed from the items is {got:.6f}, metrics.json says "
+                                 f"{float(want.iloc[0]) if len(want) else 'nothing'}")
+            self._scores[(model, key)] = scores
+        return self._scores[(model, key)]
+
+
+def _evidence(ev: Evidence | pd.DataFrame) -> Evidence:
+    return ev if isinstance(ev, Evidence) else Evidence(ev)
+
+
+def holds(values: list[float], bound: float, at_least: bool) -> bool:
+    """:data:`VERDICT_RULE` for one condition: every value clears ``bound`` (``>=`` or ``<=``); none: not held."""
+    return bool(values) and all((v >= bound) if at_least else (v <= bound) for v in values)
 
 
 @dataclass
 class Condition:
+    """One condition: its ``values`` (one per chain or chain pair, named by ``runs``), the bound they must clear
+    (``>= bound`` when ``at_least``, else ``<= bound``), the item-level ``interval`` (None: not computed, ``note``
+    says why)."""
+
     text: str
     values: list[float]
-    held: bool
+    runs: list[str]
+    bound: float
+    at_least: bool
+    interval: tuple[float, float] | None = None
+    note: str = ""
+
+    @property
+    def held(self) -> bool:
+        return holds(self.values, self.bound, self.at_least)
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values)) if self.values else math.nan
+
+    @property
+    def spread(self) -> float:
+        """Sample std over chains (ddof=1); NaN for fewer than two."""
+        return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else math.nan
+
+    @property
+    def interval_clears(self) -> bool | None:
+        """Whether the whole interval lies on the bound's side (None without an interval)."""
+        if self.interval is None:
+            return None
+        return self.interval[0] >= self.bound if self.at_least else self.interval[1] <= self.bound
 
 
 @dataclass
@@ -37,51 +145,139 @@ class Claim:
         return bool(self.conditions) and all(c.held for c in self.conditions)
 
 
-def _fmt(values: list[float]) -> str:
-    v = np.asarray(values, dtype=float)
-    if v.size == 1:
-        return f"{v[0]:.3f}"
-    return f"{v.mean():.3f} (min {v.min():.3f}, max {v.max():.3f}, n={v.size})"
+def _chain(row: pd.Series) -> Chain:
+    return Chain(row["method"], row["base"], row["base_seed"], row["seed"])
 
 
-def at_most(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
-    """``method``'s ``key`` is at most ``bound`` on every seed."""
-    vals = list(per_seed(long, key).get(method, []))
-    return Condition(f"{methods.label(method)} {what} <= {bound}", vals, bool(vals) and max(vals) <= bound)
+def pair_chains(ev: Evidence, better: str, worse: str, key: str) -> tuple[list[tuple[pd.Series, pd.Series]], list[str]]:
+    """Chain pairs of ``better`` and ``worse`` on ``key``: each model of ``better`` with the model(s) of ``worse``
+    of the same chain — the same base and the same fine-tuning seed, or the base model of that chain when either is
+    one. Returns the pairs and the models of ``better`` left without a partner."""
+    a_rows, b_rows = ev.rows(better, key), ev.rows(worse, key)
+    pairs, unpaired = [], []
+    for _, a in a_rows.iterrows():
+        match = [b for _, b in b_rows.iterrows()
+                 if b["base"] == a["base"] and (b["seed"] == a["seed"] or "" in (a["seed"], b["seed"]))]
+        pairs += [(a, b) for b in match]
+        if not match:
+            unpaired.append(str(a["model"]))
+    return pairs, unpaired
 
 
-def beats(methods: Methods, long: pd.DataFrame, better: str, worse: str, key: str, margin: float,
+def _interval(ev: Evidence, key: str, pairs: list[tuple[str, str | None]], text: str) -> tuple[tuple[float, float] | None, str]:
+    """The bootstrap interval over items of ``key``'s per-item difference averaged over ``pairs`` of models (the
+    second None: the first alone), or None and why not."""
+    if not pairs:
+        return None, ""
+    try:
+        scores = [(ev.item_scores(a, key), ev.item_scores(b, key) if b else None) for a, b in pairs]
+        diff = chain_average(scores, key)
+        rng = np.random.default_rng(derive_seed(ev.bootstrap.seed, "ledger", text))
+        return paired_interval(diff, rng, ev.bootstrap), ""
+    except (FileNotFoundError, ValueError) as e:
+        return None, f"no item-level interval: {e}"
+
+
+def at_most(methods: Methods, ev: Evidence | pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+    """``method``'s ``key`` is at most ``bound`` on every chain."""
+    return _single(methods, _evidence(ev), method, key, bound, what, at_least=False)
+
+
+def at_least(methods: Methods, ev: Evidence | pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
+    """``method``'s ``key`` is at least ``bound`` on every chain."""
+    return _single(methods, _evidence(ev), method, key, bound, what, at_least=True)
+
+
+def _single(methods: Methods, ev: Evidence, method: str, key: str, bound: float, what: str, *,
+            at_least: bool) -> Condition:
+    rows = ev.rows(method, key)
+    text = f"{methods.label(method)} {what} {'>=' if at_least else '<='} {bound:.4g}"
+    interval, note = _interval(ev, key, [(m, None) for m in rows["model"]], text)
+    return Condition(text, [float(v) for v in rows["value"]], [_chain(r).label for _, r in rows.iterrows()], bound,
+                     at_least, interval, note)
+
+
+def beats(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str, key: str, margin: float,
           what: str) -> Condition:
-    """``better - worse >= margin`` for every seed of ``better`` against the mean of ``worse`` over its seeds
-    (CLIP has one base model; for CLIP-FT vs NegCLIP, seed i is paired with seed i when both exist)."""
-    vals = per_seed(long, key)
-    b, w = vals.get(better, np.array([])), vals.get(worse, np.array([]))
-    if len(b) == 0 or len(w) == 0:
-        return Condition(f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}", [], False)
-    diffs = list(b - w) if len(b) == len(w) else list(b - w.mean())
-    return Condition(f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}", diffs,
-                     min(diffs) >= margin)
+    """``better - worse >= margin`` on every chain pair (:func:`pair_chains`)."""
+    ev = _evidence(ev)
+    text = f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}"
+    pairs, unpaired = pair_chains(ev, better, worse, key)
+    interval, note = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
+    if unpaired:
+        note = "; ".join(filter(None, [note, "no chain to pair with: " + ", ".join(unpaired)]))
+    return Condition(text, [float(a["value"] - b["value"]) for a, b in pairs],
+                     [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, True, interval, note)
 
 
-def ratio(methods: Methods, long: pd.DataFrame, method: str, num: str, den: str, bound: float, what: str) -> Condition:
-    """``method``'s ``num / den`` (seed by seed) is at least ``bound`` on every seed."""
-    n, d = per_seed(long, num).get(method, []), per_seed(long, den).get(method, [])
-    vals = [a / b for a, b in zip(n, d, strict=False) if b > 0]
-    return Condition(f"{methods.label(method)} {what} >= {bound}", vals, bool(vals) and min(vals) >= bound)
+def ratio(methods: Methods, ev: Evidence | pd.DataFrame, method: str, num: str, den: str, bound: float,
+          what: str) -> Condition:
+    """``method``'s ``num / den`` (model by model) is at least ``bound`` on every chain."""
+    ev = _evidence(ev)
+    n, d = ev.rows(method, num), ev.rows(method, den).set_index("model")
+    values, runs = [], []
+    for _, r in n.iterrows():
+        if r["model"] in d.index and d.loc[r["model"], "value"] > 0:
+            values.append(float(r["value"] / d.loc[r["model"], "value"]))
+            runs.append(_chain(r).label)
+    return Condition(f"{methods.label(method)} {what} >= {bound}", values, runs, bound, True, None,
+                     INTERVAL_NOTE_RATIO)
 
 
-def at_least(methods: Methods, long: pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
-    """``method``'s ``key`` is at least ``bound`` on every seed."""
-    vals = list(per_seed(long, key).get(method, []))
-    return Condition(f"{methods.label(method)} {what} >= {bound:.4g}", vals, bool(vals) and min(vals) >= bound)
+# --------------------------------------------------------------------------- tables and text
+
+
+LEDGER_COLUMNS: tuple[str, ...] = ("claim", "claim_held", "condition", "bound", "n", "value", "spread", "min", "max",
+                                   "per_chain", "ci_low", "ci_high", "ci_clears_bound", "condition_held", "note")
 
 
 def ledger_table(claims: list[Claim]) -> pd.DataFrame:
-    """One row per condition of every claim: whether the claim and the condition held, the values over seeds."""
+    """One row per condition of every claim, numeric: the verdicts, n, the value (mean over chains or chain pairs),
+    its spread (sample std over them), min, max, the per-chain values, the item-level interval and whether it clears
+    the bound."""
     rows = []
     for cl in claims:
-        for cond in cl.conditions:
-            rows.append({"claim": cl.id, "claim_held": "held" if cl.held else "not held", "condition": cond.text,
-                         "values over seeds": _fmt(cond.values) if cond.values else "missing",
-                         "condition_held": "yes" if cond.held else "no"})
+        for c in cl.conditions:
+            clears = c.interval_clears
+            rows.append({"claim": cl.id, "claim_held": "held" if cl.held else "not held", "condition": c.text,
+                         "bound": c.bound, "n": c.n, "value": c.mean, "spread": c.spread,
+                         "min": min(c.values) if c.values else math.nan,
+                         "max": max(c.values) if c.values else math.nan,
+                         "per_chain": "; ".join(f"{r}: {v:+.4f}" for r, v in zip(c.runs, c.values, strict=True)),
+                         "ci_low": c.interval[0] if c.interval else math.nan,
+                         "ci_high": c.interval[1] if c.interval else math.nan,
+                         "ci_clears_bound": "" if clears is None else ("yes" if clears else "no"),
+                         "condition_held": "yes" if c.held else "no", "note": c.note or ("missing" * (not c.values))})
+    return pd.DataFrame(rows, columns=list(LEDGER_COLUMNS))
+
+
+def ledger_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The ledger for reading: value ± spread (n), min..max, the interval, the verdicts."""
+    rows = []
+    for r in table.to_dict("records"):
+        n = int(r["n"])
+        if n == 0:
+            value = "missing"
+        elif n == 1:
+            value = f"{number(r['value'])} (n=1)"
+        else:
+            value = f"{number(r['value'])} ± {number(r['spread'])} (n={n})"
+        ci = "" if pd.isna(r["ci_low"]) else f"[{number(r['ci_low'])}, {number(r['ci_high'])}]"
+        rows.append({"claim": r["claim"], "condition": r["condition"], "value ± spread over chains (n)": value,
+                     "min .. max over chains": "" if n < 2 else f"{number(r['min'])} .. {number(r['max'])}",
+                     "item bootstrap interval": ci, "interval clears bound": r["ci_clears_bound"],
+                     "holds on every chain": r["condition_held"], "claim verdict": r["claim_held"],
+                     "note": r["note"]})
     return pd.DataFrame(rows)
+
+
+def rule_markdown(ev: Evidence, claims: list[Claim], methods: Methods) -> str:
+    """The verdict rule and what the spread and the interval are, with the chains of every method involved."""
+    involved = list(dict.fromkeys(m for m in methods.order if chains(ev.long, m)))
+    runs = "; ".join(f"{methods.label(m)}: {runs_phrase(chains(ev.long, m))}" for m in involved)
+    return (f"**Verdict rule.** {VERDICT_RULE} *value* = mean over the chains (one method) or chain pairs "
+            f"(a comparison); *spread* = sample standard deviation (ddof = 1) over the same, with min .. max and n. "
+            f"Runs: {runs}. **Item-level interval:** {ev.bootstrap.describe()} of the per-item difference averaged "
+            "over the chain pairs (for one method: the per-item score averaged over its chains), the metric "
+            "recomputed on each resample by its own definition (a macro average re-averaged over the groups of the "
+            "resample); it is shown with whether it clears the bound, and does not enter the verdict.")

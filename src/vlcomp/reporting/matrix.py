@@ -1,10 +1,11 @@
 """The cross-paper matrix: every evaluated model x the headline metric of every benchmark it was scored on.
 
-Rows are methods (CLIP, CLIP-FT, NegCLIP, ...; released checkpoints too when present), columns the headline keys
-each benchmark record declares (:attr:`vlcomp.benchmarks.Benchmark.headline`), cells the mean over the method's
-training seeds with the sample std over those seeds and their number. It is read from the ``metrics.json`` files
-(the DVC outputs), never from MLflow; the MLflow experiment ``evaluate`` holds the same keys per model, so its
-compare view shows the same matrix per run.
+Rows are methods (CLIP, CLIP-FT, NegCLIP, ...), columns the headline keys each benchmark record declares
+(:attr:`vlcomp.benchmarks.Benchmark.headline`), cells the mean over the method's whole-chain runs with the sample
+std over them and their number (:func:`vlcomp.reporting.collect.summary`, the one statistic over chains); a second
+table lists every model (one row per chain). It is read from the ``metrics.json`` files (the DVC outputs), never
+from MLflow; the MLflow experiment ``evaluate`` holds the same keys per model, so its compare view shows the same
+matrix per run.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .collect import Methods
+from .collect import Methods, chains, spread_legend, summary
+from .render import cell
 from .tree import BASE_METHOD
 
 NO_METHODS = Methods((BASE_METHOD,))
+TABLE_ATTRS = "border='1' cellspacing='0' cellpadding='3' style='font-size:11px;border-collapse:collapse'"
 
 
 def headline_columns(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
@@ -38,14 +41,11 @@ def _method_order(present: Sequence[str], methods: Methods) -> list[str]:
 
 
 def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
-    """Long table (``collect``) -> one row per (method, metric): mean, std (ddof=1 over training seeds; 0 for one
-    model), n (models / seeds), min, max; only the ``columns`` keys, in their order."""
+    """Long table (``collect``) -> one row per (method, metric) of :func:`vlcomp.reporting.collect.summary` (mean,
+    std over whole chains: NaN for a single run, n chains, min, max); only the ``columns`` keys, in their order."""
     keys = [k for _, k in columns]
     bench_of = {k: b for b, k in columns}
-    sub = long[long["key"].isin(keys)]
-    g = sub.groupby(["method", "key"])["value"]
-    out = g.agg(["mean", "min", "max", "count"]).rename(columns={"count": "n"}).reset_index()
-    out["std"] = g.std(ddof=1).fillna(0.0).to_numpy()
+    out = summary(long[long["key"].isin(keys)])
     out["benchmark"] = out["key"].map(bench_of)
     order = {k: i for i, k in enumerate(keys)}
     rank = {m: i for i, m in enumerate(_method_order(out["method"].unique().tolist(), methods))}
@@ -53,20 +53,50 @@ def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]], methods
     return out[["method", "benchmark", "key", "mean", "std", "n", "min", "max"]].reset_index(drop=True)
 
 
+def _lookup(matrix: pd.DataFrame, method: str, key: str) -> pd.Series | None:
+    hit = matrix[(matrix["method"] == method) & (matrix["key"] == key)]
+    return None if hit.empty else hit.iloc[0]
+
+
 def wide(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
-    """Methods x metrics, cells ``mean ± std (n)``; a metric a method lacks shows ``--``."""
+    """Methods x metrics for reading: ``mean ± std`` (``(n=1)`` for a single run); a metric a method lacks is
+    empty."""
     rows = []
     for m in _method_order(matrix["method"].unique().tolist(), methods):
         row = {"model": methods.label(m)}
         for _, k in columns:
-            hit = matrix[(matrix["method"] == m) & (matrix["key"] == k)]
-            if hit.empty:
-                row[k] = "--"
-            else:
-                r = hit.iloc[0]
-                row[k] = f"{r['mean']:.3f} ± {r['std']:.3f} (n={int(r['n'])})" if r["n"] > 1 else f"{r['mean']:.3f}"
+            r = _lookup(matrix, m, k)
+            row[k] = "" if r is None else cell(r["mean"], r["std"], r["n"])
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", *(k for _, k in columns)])
+
+
+def wide_means(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
+    """Methods x metrics, numeric: the means (spreads and n are in the long matrix)."""
+    rows = []
+    for m in _method_order(matrix["method"].unique().tolist(), methods):
+        row = {"method": m}
+        for _, k in columns:
+            r = _lookup(matrix, m, k)
+            row[k] = np.nan if r is None else r["mean"]
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["method", *(k for _, k in columns)])
+
+
+def per_model(long: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
+    """Every evaluated model (one row per chain) x the headline metrics, numeric; models by method order, then
+    chain."""
+    keys = [k for _, k in columns]
+    sub = long[long["key"].isin(keys)]
+    rows = []
+    for m in _method_order(long["method"].unique().tolist(), methods):
+        for c in chains(long, m):
+            g = sub[(sub["method"] == m) & (sub["base"] == c.base) & (sub["seed"] == c.seed)]
+            model = long[(long["method"] == m) & (long["base"] == c.base) & (long["seed"] == c.seed)]["model"].iloc[0]
+            vals = dict(zip(g["key"], g["value"], strict=True))
+            rows.append({"model": model, "method": m, "base_seed": c.base_seed, "seed": c.seed,
+                         **{k: vals.get(k, np.nan) for k in keys}})
+    return pd.DataFrame(rows, columns=["model", "method", "base_seed", "seed", *keys])
 
 
 def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> bytes:
@@ -78,9 +108,9 @@ def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], method
     grid = np.full((len(matrix_methods), len(keys)), np.nan)
     for i, m in enumerate(matrix_methods):
         for j, k in enumerate(keys):
-            hit = matrix[(matrix["method"] == m) & (matrix["key"] == k)]
-            if len(hit):
-                grid[i, j] = hit["mean"].iloc[0]
+            r = _lookup(matrix, m, k)
+            if r is not None:
+                grid[i, j] = r["mean"]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -94,7 +124,7 @@ def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], method
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=6,
                         color="white" if grid[i, j] < 0.6 else "black")
     fig.colorbar(im, ax=ax, fraction=0.02)
-    ax.set_title("every model x every benchmark (headline metrics; mean over training seeds)")
+    ax.set_title("every model x every benchmark (headline metrics; mean over whole-chain runs)")
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
@@ -102,40 +132,52 @@ def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], method
     return buf.getvalue()
 
 
-def matrix_html(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], png: bytes,
-                methods: Methods = NO_METHODS) -> str:
-    """The index page's section: the heatmap (embedded, offline) and the table."""
-    table = wide(matrix, columns, methods)
-    head = "".join(f"<th title='{html.escape(b)}'>{html.escape(k)}</th>" for b, k in columns)
-    body = "".join("<tr><th>" + html.escape(r["model"]) + "</th>"
-                   + "".join(f"<td>{html.escape(str(r[k]))}</td>" for _, k in columns) + "</tr>"
-                   for _, r in table.iterrows())
+def _table_html(df: pd.DataFrame, header_titles: dict[str, str] | None = None) -> str:
+    titles = header_titles or {}
+    head = "".join(f"<th title='{html.escape(titles.get(c, ''))}'>{html.escape(str(c))}</th>" for c in df.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape('' if pd.isna(v) else (f'{v:.3f}' if isinstance(v, float) else str(v)))}</td>"
+                                    for v in r) + "</tr>" for r in df.itertuples(index=False))
+    return f"<div style='overflow-x:auto'><table {TABLE_ATTRS}><tr>{head}</tr>{body}</table></div>"
+
+
+def matrix_html(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], png: bytes, legend: str,
+                models: pd.DataFrame | None = None, methods: Methods = NO_METHODS) -> str:
+    """The index page's section: the heatmap (embedded, offline), the method table with its legend, and the
+    per-model table (folded)."""
+    titles = {k: b for b, k in columns}
     img = base64.b64encode(png).decode()
-    return ("<h2>Every model on every benchmark</h2>"
-            "<p>Headline metric of each benchmark (the keys of <code>metrics/&lt;model&gt;/metrics.json</code> and of "
-            "the MLflow experiment <code>evaluate</code>): mean ± sample std over training seeds (n = seeds; a "
-            "single model shows its value). Toy-profile numbers: see each paper's report for what they stand for.</p>"
-            f"<img alt='model x benchmark heatmap' src='data:image/png;base64,{img}'/>"
-            f"<div style='overflow-x:auto'><table border='1' cellspacing='0' cellpadding='3' style='font-size:11px'>"
-            f"<tr><th>model</th>{head}</tr>{body}</table></div>")
+    out = ("<h2>Every model on every benchmark</h2>"
+           "<p>Headline metric of each benchmark (the keys of <code>metrics/&lt;model&gt;/metrics.json</code> and of "
+           "the MLflow experiment <code>evaluate</code>). CSVs (numbers only): <code>matrix/matrix.csv</code> (per "
+           "method and metric: mean, std, n, min, max), <code>matrix/matrix_wide.csv</code> (the means), "
+           "<code>matrix/models.csv</code> (every model).</p>"
+           f"<img style='max-width:100%' alt='model x benchmark heatmap' src='data:image/png;base64,{img}'/>"
+           + _table_html(wide(matrix, columns, methods), titles)
+           + f"<p style='font-size:12px'>{html.escape(legend)}</p>")
+    if models is not None and len(models):
+        out += ("<details><summary>Every evaluated model (one row per whole-chain run)</summary>"
+                + _table_html(models, titles) + "</details>")
+    return out
 
 
-def write_matrix(metrics_dir: str | Path, benchmarks: Sequence[str], out_dir: str | Path,
+def write_matrix(long: pd.DataFrame, benchmarks: Sequence[str], out_dir: str | Path,
                  methods: Methods = NO_METHODS) -> str:
-    """``out_dir/matrix.csv`` (long), ``matrix_wide.csv``, ``matrix.png``; returns the HTML section. Methods in
-    ``methods``' order and with its labels (the stage passes ``methods_of(params)``)."""
-    from .collect import collect
-
+    """``out_dir/matrix.csv`` (long, numeric), ``matrix_wide.csv`` (means), ``models.csv`` (every model),
+    ``matrix.png``; returns the HTML section. Methods in ``methods``' order and with its labels (the stage passes
+    ``methods_of(params)``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     columns = headline_columns(benchmarks)
-    long = collect(metrics_dir)
     matrix = model_matrix(long, columns, methods)
     matrix.to_csv(out / "matrix.csv", index=False, float_format="%.6f")
-    wide(matrix, columns, methods).to_csv(out / "matrix_wide.csv", index=False)
+    wide_means(matrix, columns, methods).to_csv(out / "matrix_wide.csv", index=False, float_format="%.6f")
+    models = per_model(long, columns, methods)
+    models.to_csv(out / "models.csv", index=False, float_format="%.6f")
     png = heatmap_png(matrix, columns, methods)
     (out / "matrix.png").write_bytes(png)
-    return matrix_html(matrix, columns, png, methods)
+    legend = spread_legend(long[long["key"].isin([k for _, k in columns])], methods,
+                           shown=_method_order(matrix["method"].unique().tolist(), methods))
+    return matrix_html(matrix, columns, png, legend, models, methods)
 
 
 def not_expressible() -> pd.DataFrame:
@@ -159,5 +201,5 @@ def not_expressible_html(df: pd.DataFrame) -> str:
                    for r in df.itertuples())
     return ("<h2>What the toy twins cannot express</h2><p>Parts of the papers' benchmarks that the toy world has no "
             "words or scenes for; they are left out of the twins (toy profile only; the paper profile reads the "
-            "released files whole).</p><table border='1' cellspacing='0' cellpadding='3' style='font-size:11px'>"
+            f"released files whole).</p><table {TABLE_ATTRS}>"
             f"<tr><th>twin</th><th>left out</th><th>why</th></tr>{body}</table>")

@@ -20,8 +20,9 @@ printed number::
 
 :func:`released_comparison` puts every transcribed row next to the matching models of a
 :class:`~vlcomp.reporting.tree.MetricsTree`, mapped as :mod:`~vlcomp.reporting.tree` maps them to a paper's
-printed values: a released checkpoint by its name, a pipeline model by its method (the pipeline's ``clip`` is OpenAI CLIP,
-``negclip-s0`` -> ``negclip``; methods with two or more training seeds also get a mean row). A transcribed
+printed values: a released checkpoint by its name, a pipeline model by its method (the pipeline's base models
+``clip-b<k>`` are OpenAI CLIP, ``negclip-b0s0`` -> ``negclip``; methods with two or more whole-chain runs also get a
+mean row). A transcribed
 model that no model of the tree maps to still gets a row, with an empty reproduced cell and a note: no number is
 ever filled in.
 """
@@ -41,7 +42,7 @@ import pandas as pd
 from ..benchmarks.aro import ORDER_METRIC_NAME
 from ..benchmarks.registry import BENCHMARKS
 from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
-from .comparison import SEED_MEAN, PaperCell, comparison_rows, section
+from .comparison import CHAIN_MEAN, PaperCell, comparison_rows, section
 from .paper_values import checked_rows
 from .tree import PIPELINE, PROVENANCE_COLUMNS, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult
 
@@ -87,8 +88,8 @@ _KEY = re.compile(r"[A-Za-z0-9_.\-/]+")
 
 #: Column order of :func:`released_comparison` (``paper`` is the printed value, as in every comparison table).
 TABLE_COLUMNS: tuple[str, ...] = (
-    "paper_id", "artifact", "benchmark", "metric_key", "model", "source", "method", "seed", "paper_model",
-    "reproduced", "std_over_training_seeds", "n_training_seeds", "paper", "paper_ref", "difference", "note",
+    "paper_id", "artifact", "benchmark", "metric_key", "model", "source", "method", "base", "seed", "paper_model",
+    "reproduced", "std_over_chains", "n_chains", "paper", "paper_ref", "difference", "note",
     "paper_note", *PROVENANCE_COLUMNS,
 )
 
@@ -188,7 +189,7 @@ def paper_notes_markdown(df: pd.DataFrame) -> str:
     if df.empty:
         return ""
     by_note: dict[str, dict[str, set[str]]] = {}
-    for r in df[df["source"] != SEED_MEAN].to_dict("records"):
+    for r in df[df["source"] != CHAIN_MEAN].to_dict("records"):
         for note in filter(None, str(r["paper_note"]).split(NOTE_SEPARATOR)):
             where = by_note.setdefault(note, {})
             where.setdefault(f"{r['artifact']} `{r['paper_model']}`", set()).add(r["metric_key"])

@@ -2,17 +2,25 @@
 
 Layout (the evaluate stages' DVC outputs):
 
-- ``<metrics_dir>/<name>/{metrics,provenance}.json``: models trained or resolved by the pipeline (the base model
-  ``clip`` and each fine-tuned variant of params ``variants``), source :data:`PIPELINE`;
+- ``<metrics_dir>/<name>/{metrics,provenance}.json``: models trained or resolved by the pipeline, source
+  :data:`PIPELINE`: one base model per chain (``clip-b<k>``, one per key of params ``bases``; the legacy single
+  ``clip`` when params have no ``bases``) and each fine-tuned variant of params ``variants``
+  (``<method>-b<k>s<s>``);
 - ``<metrics_dir>/released/<name>/{metrics,provenance}.json``: the papers' released checkpoints (keys of params
   ``paper_models``) evaluated as they are, source :data:`RELEASED`.
 
 :func:`model_dirs`, :func:`read_metrics` and :func:`read_provenance` read the files (the toy report's long table,
 :func:`vlcomp.reporting.collect.collect`, is built on them). :func:`read_tree` returns a :class:`MetricsTree`: every
 expected model, present or missing, with its metrics and provenance; a folder counts only if its
-``provenance.json`` names the profile asked for (leftovers of the other profile are listed as ignored). Each
-model is matched with a model of one paper's printed values (:mod:`vlcomp.reporting.paper_values`): a pipeline
-model by its method (``negclip-s0`` -> ``negclip``), a released checkpoint by its name.
+``provenance.json`` names the profile asked for (leftovers of the other profile are listed as ignored). A model's
+method, chain (``base``, a key of params ``bases``) and fine-tuning seed come from its provenance, else from params
+(``variants``, ``bases``), never from its folder name. Each model is matched with a model of one paper's printed
+values (:mod:`vlcomp.reporting.paper_values`): a pipeline model by its method (``negclip-b0s0`` -> ``negclip``), a
+released checkpoint by its name.
+
+``provenance.json`` holds deterministic fields only (:data:`PROVENANCE_COLUMNS` are the ones shown); a stage run's
+git commit and MLflow run id live in MLflow (experiment ``evaluate``, filter ``tags.dvc_stage = '<stage>'``) and in
+``runs/<stage>.json`` (:func:`run_record_fields`), which no stage and no report reads.
 
 The views at the end (:func:`benchmarks_wide`, :func:`provenance_table`, :func:`ignored_table`,
 :func:`intro_markdown`) show reproduced values and provenance only; :mod:`vlcomp.reporting.comparison` puts them
@@ -34,13 +42,17 @@ import yaml
 
 from ..benchmarks.aro import ORDER_METRIC_NAME
 from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
+from ..config import BASE_METHOD, base_model_name
+from ..tracking import EVALUATE_EXPERIMENT, RUNS_DIR
 from .paper_values import PAPER_FILES
 
 TOY_PROFILE, PAPER_PROFILE = "toy", "paper"  # the values of params ``profile``
 PIPELINE, RELEASED = "pipeline", "released"  # where a model comes from (ModelResult.source)
 RELEASED_SUBDIR = "released"
-BASE_METHOD = "clip"  # the pretrained base model every method starts from (folder and method name)
-PROVENANCE_COLUMNS: tuple[str, ...] = ("dvc_stage", "git_commit", "mlflow_run_id", "profile")
+#: The provenance fields every table shows (deterministic: the same re-run gives the same values).
+PROVENANCE_COLUMNS: tuple[str, ...] = ("dvc_stage", "profile")
+#: Where a stage run's record lives (commit, MLflow run id, machine, wall time): never read by a report.
+RUN_RECORD_COLUMNS: tuple[str, ...] = ("run_record", "mlflow_runs")
 
 NOTE_MODEL_MISSING = "model not evaluated: no metrics folder of this profile"
 NOTE_METRIC_MISSING = "metric missing from the model's metrics.json"
@@ -113,18 +125,83 @@ def model_dirs(root: str | Path, skip: Iterable[str] = ()) -> list[Path]:
 
 
 @dataclass(frozen=True)
+class Chain:
+    """Where a pipeline model sits among the whole-chain runs (pretrain -> mining -> LR selection -> fine-tune):
+    its method, its chain (``base``, a key of params ``bases``), the chain's base seed and its fine-tuning seed
+    (``""`` for a base model). ``base`` and ``base_seed`` are ``""`` where neither the provenance nor params name
+    them (folders of the single-base layout)."""
+
+    method: str
+    base: str = ""
+    base_seed: str = ""
+    seed: str = ""
+
+    @property
+    def label(self) -> str:
+        """``b0s1`` for a fine-tuned model, ``b0`` for a base model, ``s1`` when the chain is unknown."""
+        base = f"b{self.base_seed}" if self.base_seed != "" else self.base
+        return f"{base}s{self.seed}" if self.seed != "" else (base or "single run")
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def chain_of(name: str, provenance: Mapping[str, Any] | None, params: Mapping[str, Any]) -> Chain:
+    """A pipeline model's :class:`Chain`, from its provenance (``method``, ``base``, ``seed``), else from params
+    (``variants.<name>``; a base model is the ``bases`` key whose model is named ``name``, :func:`base_model_name`).
+    A name params do not know is its own method (the legacy base model ``clip``)."""
+    prov, bases = provenance or {}, _section(params, "bases")
+    spec = _section(params, "variants").get(name) or {}
+    base_key = next((b for b in bases if base_model_name(b) == name), "")
+    method = _text(prov.get("method") or spec.get("method") or (BASE_METHOD if base_key else name))
+    base = _text(prov.get("base") or spec.get("base") or base_key)
+    base_seed = _text((bases.get(base) or {}).get("seed")) if base else ""
+    seed = prov.get("seed") if prov.get("seed") not in (None, "") else spec.get("seed")
+    return Chain(method, base, base_seed, _text(seed))
+
+
+def variant_method(name: str, provenance: Mapping[str, Any] | None, params: Mapping[str, Any]) -> str:
+    """A pipeline model's method (:func:`chain_of`)."""
+    return chain_of(name, provenance, params).method
+
+
+def expected_pipeline_models(params: Mapping[str, Any]) -> list[str]:
+    """The pipeline's models in params order: one base model per key of ``bases`` (``clip-b<k>``; the legacy
+    single ``clip`` when params have no ``bases``), then every variant."""
+    bases = [base_model_name(b) for b in _section(params, "bases")] or [BASE_METHOD]
+    return [*bases, *(v for v in _section(params, "variants") if v not in bases)]
+
+
+def run_record_fields(stage: str) -> dict[str, str]:
+    """Where the record of the stage run that wrote a model's metrics lives (commit, MLflow run id, machine, wall
+    time): ``runs/<stage>.json`` and the MLflow runs of experiment ``evaluate`` tagged with the stage. Neither is a
+    stage output; the report only names them."""
+    if not stage:
+        return dict.fromkeys(RUN_RECORD_COLUMNS, "")
+    return {"run_record": f"{RUNS_DIR}/{stage}.json",
+            "mlflow_runs": f"experiment {EVALUATE_EXPERIMENT}: tags.dvc_stage = '{stage}'"}
+
+
+@dataclass(frozen=True)
 class ModelResult:
     """One model of the tree: present (a metrics folder of the profile) or expected but missing."""
 
-    name: str  # folder name (``negclip-s0``; a released checkpoint's ``paper_models`` key)
+    name: str  # folder name (``negclip-b0s0``; a released checkpoint's ``paper_models`` key)
     source: str  # PIPELINE or RELEASED
-    method: str  # pipeline: the variant's method (``clip`` for the base); released: the name
-    seed: str
+    method: str  # pipeline: the variant's method (``clip`` for a base model); released: the name
+    seed: str  # the fine-tuning seed ("" for a base model and a released checkpoint)
     paper_model: str  # the printed values' model this is compared with ("" when they have none)
     folder: Path
     present: bool
     metrics: Mapping[str, float] = field(default_factory=dict)
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    base: str = ""  # the chain (a key of params bases); "" for a released checkpoint or when unknown
+    base_seed: str = ""
+
+    @property
+    def chain(self) -> Chain:
+        return Chain(self.method, self.base, self.base_seed, self.seed)
 
     def value(self, key: str | None) -> float:
         """The metric, or NaN when absent."""
@@ -132,7 +209,7 @@ class ModelResult:
         return float(v)
 
     def provenance_fields(self) -> dict[str, str]:
-        return {c: "" if self.provenance.get(c) is None else str(self.provenance.get(c)) for c in PROVENANCE_COLUMNS}
+        return {c: _text(self.provenance.get(c)) for c in PROVENANCE_COLUMNS}
 
 
 @dataclass
@@ -164,15 +241,6 @@ def printed_models(paper_values: pd.DataFrame) -> frozenset[str]:
     return frozenset(m for m in paper_values["model"].unique() if m not in ("", "chance"))
 
 
-def variant_method(name: str, provenance: Mapping[str, Any] | None, params: Mapping[str, Any]) -> str:
-    """A pipeline model's method: its provenance's ``method``, else params ``variants.<name>.method``, else the
-    name itself (the base model ``clip``)."""
-    if provenance and provenance.get("method"):
-        return str(provenance["method"])
-    spec = _section(params, "variants").get(name) or {}
-    return str(spec.get("method") or name)
-
-
 def paper_model_of(source: str, method: str, name: str, paper_values: pd.DataFrame) -> str:
     """The printed values' model a result is compared with: a pipeline model's method, a released checkpoint's
     name; "" when the printed values have no such model."""
@@ -180,11 +248,11 @@ def paper_model_of(source: str, method: str, name: str, paper_values: pd.DataFra
     return model if model in printed_models(paper_values) else ""
 
 
-def _seed(name: str, provenance: Mapping[str, Any] | None, params: Mapping[str, Any]) -> str:
-    seed = (provenance or {}).get("seed")
-    if seed is None or seed == "":
-        seed = (_section(params, "variants").get(name) or {}).get("seed", "")
-    return "" if seed is None else str(seed)
+def _model(name: str, source: str, folder: Path, prov: Mapping[str, Any] | None, params: Mapping[str, Any],
+           paper_values: pd.DataFrame, metrics: Mapping[str, float] | None = None) -> ModelResult:
+    chain = chain_of(name, prov, params) if source == PIPELINE else Chain(name)
+    return ModelResult(name, source, chain.method, chain.seed, paper_model_of(source, chain.method, name, paper_values),
+                       folder, metrics is not None, metrics or {}, prov or {}, chain.base, chain.base_seed)
 
 
 def _scan(root: Path, source: str, profile: str, params: Mapping[str, Any], paper_values: pd.DataFrame,
@@ -200,30 +268,21 @@ def _scan(root: Path, source: str, profile: str, params: Mapping[str, Any], pape
         if prov.get("profile") != profile:
             ignored.append((d, f"profile {prov.get('profile')!r}, not {profile!r}"))
             continue
-        method = variant_method(d.name, prov, params) if source == PIPELINE else d.name
-        found[d.name] = ModelResult(d.name, source, method, _seed(d.name, prov, params) if source == PIPELINE else "",
-                                    paper_model_of(source, method, d.name, paper_values), d, True,
-                                    read_metrics(d / "metrics.json"), prov)
+        found[d.name] = _model(d.name, source, d, prov, params, paper_values, read_metrics(d / "metrics.json"))
     return found, ignored
 
 
 def _ordered(found: dict[str, ModelResult], expected: list[str], source: str, root: Path,
              params: Mapping[str, Any], paper_values: pd.DataFrame) -> list[ModelResult]:
     """Expected models in params order (a missing one as a placeholder), then unexpected ones by name."""
-    out = []
-    for name in expected:
-        if name in found:
-            out.append(found[name])
-            continue
-        method = variant_method(name, None, params) if source == PIPELINE else name
-        out.append(ModelResult(name, source, method, _seed(name, None, params) if source == PIPELINE else "",
-                               paper_model_of(source, method, name, paper_values), root / name, False))
+    out = [found[name] if name in found else _model(name, source, root / name, None, params, paper_values)
+           for name in expected]
     return out + [found[n] for n in sorted(found) if n not in expected]
 
 
 def read_tree(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models", *,
          paper_values: pd.DataFrame, profile: str, released_subdir: str = RELEASED_SUBDIR) -> MetricsTree:
-    """Read the metrics tree of ``profile``: pipeline models (``clip`` + params ``variants``) and released
+    """Read the metrics tree of ``profile``: pipeline models (:func:`expected_pipeline_models`) and released
     checkpoints (params ``paper_models``), each present or missing and matched with ``paper_values``, plus the
     folders ignored because they belong to no model of ``profile``."""
     metrics_dir, params_path = Path(metrics_dir), Path(params_path)
@@ -231,8 +290,7 @@ def read_tree(metrics_dir: str | Path, params_path: str | Path, models_dir: str 
     pipe, ign_pipe = _scan(metrics_dir, PIPELINE, profile, params, paper_values, skip=(released_subdir,))
     rel_root = metrics_dir / released_subdir
     rel, ign_rel = _scan(rel_root, RELEASED, profile, params, paper_values)
-    expected_pipe = [BASE_METHOD, *(v for v in _section(params, "variants") if v != BASE_METHOD)]
-    models = (_ordered(pipe, expected_pipe, PIPELINE, metrics_dir, params, paper_values)
+    models = (_ordered(pipe, expected_pipeline_models(params), PIPELINE, metrics_dir, params, paper_values)
               + _ordered(rel, list(_section(params, "paper_models")), RELEASED, rel_root, params, paper_values))
     return MetricsTree(models, ign_pipe + ign_rel, params, paper_values, profile, metrics_dir, Path(models_dir),
                        params_path)
@@ -274,13 +332,22 @@ def released_wide(tree: MetricsTree) -> pd.DataFrame:
     return benchmarks_wide(tree, (RELEASED,))
 
 
+PROVENANCE_LEGEND = ("One row per evaluated model. `metrics/<model>/provenance.json` holds deterministic fields only; "
+                     "the git commit, MLflow run id, machine and wall time of the stage run that wrote it are in "
+                     f"`{RUNS_DIR}/<dvc_stage>.json` and in MLflow (experiment `{EVALUATE_EXPERIMENT}`, filter "
+                     "`tags.dvc_stage = '<dvc_stage>'`; `make ui`).")
+PROVENANCE_TABLE_COLUMNS: tuple[str, ...] = ("model", "source", "method", "base", "base_seed", "seed", "status",
+                                             "metrics_file", *PROVENANCE_COLUMNS, *RUN_RECORD_COLUMNS)
+
+
 def provenance_table(tree: MetricsTree) -> pd.DataFrame:
-    """One row per model: where its numbers come from (DVC stage, commit, MLflow run, profile)."""
-    rows = [{"model": m.name, "source": m.source, "method": m.method, "seed": m.seed,
-             "status": "present" if m.present else "missing", "metrics_file": str(m.folder / "metrics.json"),
-             **m.provenance_fields()} for m in tree.models]
-    return pd.DataFrame(rows, columns=["model", "source", "method", "seed", "status", "metrics_file",
-                                       *PROVENANCE_COLUMNS])
+    """One row per model: where its numbers come from (its chain, DVC stage and profile) and where the record of
+    the stage run lives (:func:`run_record_fields`)."""
+    rows = [{"model": m.name, "source": m.source, "method": m.method, "base": m.base, "base_seed": m.base_seed,
+             "seed": m.seed, "status": "present" if m.present else "missing",
+             "metrics_file": str(m.folder / "metrics.json"), **m.provenance_fields(),
+             **run_record_fields(_text(m.provenance.get("dvc_stage")))} for m in tree.models]
+    return pd.DataFrame(rows, columns=list(PROVENANCE_TABLE_COLUMNS))
 
 
 def ignored_table(tree: MetricsTree) -> pd.DataFrame:
@@ -297,8 +364,9 @@ def intro_markdown(tree: MetricsTree, paper: str) -> str:
     """The paper profile's introduction: where the numbers come from (``paper``'s printed values among them),
     which models are present and missing, and which folders were ignored."""
     lines = [
-        f"**Profile:** `{tree.profile}`: real weights and real data. The base model `{BASE_METHOD}` is OpenAI CLIP "
-        "as resolved by the pretrain stage, the fine-tuned variants are trained by this pipeline, and the released "
+        f"**Profile:** `{tree.profile}`: real weights and real data. The base model (`{BASE_METHOD}-b<k>`, one per "
+        "base seed) is OpenAI CLIP as resolved by the pretrain stage, the fine-tuned variants are trained by this "
+        "pipeline on it (whole chains: base -> mining -> LR selection -> fine-tune), and the released "
         "checkpoints are the papers' own weights evaluated as they are; all are scored on the released benchmark "
         "files by `vlcomp.benchmarks`. Reproduced numbers are read from "
         f"`{tree.metrics_dir}/<model>/metrics.json` (source *pipeline*) and "
@@ -319,7 +387,8 @@ def intro_markdown(tree: MetricsTree, paper: str) -> str:
     if methods:
         lines.append("- Fine-tuning methods (params `methods`): " + "; ".join(
             f"`{name}` ({', '.join(f'{k}={v}' for k, v in (spec or {}).items())})" for name, spec in methods.items())
-            + ". Methods with several training seeds also get a mean row (mean ± sample std over seeds).")
+            + ". A method (the base model included) with two or more whole-chain runs also gets a mean row: mean ± "
+            "sample std over its chains (base seed x fine-tuning seed).")
     if not tree.params:
         lines.append(f"- No params read from `{tree.params_path}` (missing or empty): no variants or released "
                      "checkpoints are expected, only folders found are listed.")

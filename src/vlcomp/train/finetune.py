@@ -15,7 +15,7 @@ from ..models.factory import ModelSpec, create_model, with_weights  # noqa: F401
 from ..seeding import derive_seed, np_rng
 from ..text.tokenizer import get_tokenizer
 from ..world import Split
-from .loop import TrainConfig, train
+from .loop import TrainConfig, check_speed_options, train
 from .validate import val_retrieval
 
 
@@ -33,12 +33,15 @@ class FinetuneConfig:
     weight_decay: float = 0.2
     checkpoint_every: int = 0  # steps between resumable training checkpoints (0: none); results do not change
     device: str = "auto"  # "auto": cuda when available (mixed precision then on), else cpu
+    text_buckets: int = 0  # training text batches encoded in this many length groups (0: one batch; see TrainConfig)
+    precision: str = "fp32"  # "bf16": bfloat16 towers (see TrainConfig); "fp32": as always
 
     def __post_init__(self) -> None:
         if isinstance(self.checkpoint_every, bool) or not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 0:
             raise ValueError(f"finetune.checkpoint_every={self.checkpoint_every!r}: must be an int >= 0")
         if not (self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda")):
             raise ValueError(f"finetune.device={self.device!r}: must be auto, cpu or cuda[:N]")
+        check_speed_options(self.text_buckets, self.precision, "finetune.")
         if not self.lr_grid:
             raise ValueError("finetune.lr_grid: must list at least one learning rate")
         for lr in self.lr_grid:
@@ -47,7 +50,7 @@ class FinetuneConfig:
 
     def train_config(self, lr: float, epochs: float) -> TrainConfig:
         return TrainConfig(lr=lr, epochs=epochs, batch_size=self.batch_size, warmup_steps=self.warmup_steps,
-                           weight_decay=self.weight_decay)
+                           weight_decay=self.weight_decay, text_buckets=self.text_buckets, precision=self.precision)
 
 
 def finetune_config(values: dict) -> FinetuneConfig:

@@ -18,7 +18,10 @@ leaves a default call (one process, CPU, no checkpoint) computing exactly what i
   rounding) instead of a different sample stream per rank. Exact only for LayerNorm towers: BatchNorm towers
   (toy-rn*) normalise with per-rank batch statistics, as under DDP without SyncBatchNorm;
 - **CUDA** (``device="cuda"``): mixed precision (autocast + GradScaler, ``amp="auto"``) and pinned-memory,
-  non-blocking host-to-device copies. None of it is used on the CPU.
+  non-blocking host-to-device copies. None of it is used on the CPU;
+- **speed options** of :class:`TrainConfig` (``text_buckets``, ``precision``; see
+  :func:`vlcomp.models.encode.clip_forward`): off by default. Text buckets change results at float-rounding
+  level, bfloat16 towers by a few per cent of an update (``perf/results/issue13_speed.md``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import torch
 from tqdm import tqdm
 
 from .. import distributed as ddp
-from ..models.encode import clip_forward
+from ..models.encode import PRECISIONS, clip_forward
 from ..models.factory import to_tensor
 from . import checkpoint as ckpt
 from .batch import Batch, Features, features, split_features
@@ -55,6 +58,8 @@ class TrainConfig:
     beta2: float = 0.98
     eps: float = 1e-6
     log_every: int = 20
+    text_buckets: int = 0  # encode each text batch in this many length groups (0 or 1: one batch, as always)
+    precision: str = "fp32"  # "bf16": both towers under bfloat16 autocast, math attention; the loss in float32
 
     def __post_init__(self) -> None:
         # a string such as YAML's "1e-3" (PyYAML reads it as str) must be named, not fail on the comparison
@@ -64,6 +69,15 @@ class TrainConfig:
             raise ValueError(f"epochs={self.epochs!r}: must be positive")
         if self.warmup_steps < 0 or self.weight_decay < 0:
             raise ValueError(f"warmup_steps={self.warmup_steps}, weight_decay={self.weight_decay}: must be >= 0")
+        check_speed_options(self.text_buckets, self.precision)
+
+
+def check_speed_options(text_buckets: object, precision: object, prefix: str = "") -> None:
+    """ValueError naming ``<prefix>text_buckets`` / ``<prefix>precision`` unless they are valid."""
+    if isinstance(text_buckets, bool) or not isinstance(text_buckets, int) or text_buckets < 0:
+        raise ValueError(f"{prefix}text_buckets={text_buckets!r}: must be an int >= 0 (0: one text batch)")
+    if precision not in PRECISIONS:
+        raise ValueError(f"{prefix}precision={precision!r}: must be one of {', '.join(PRECISIONS)}")
 
 
 def _is_number(value: object) -> bool:
@@ -149,13 +163,14 @@ def resolve_runtime(device: str | torch.device = "cpu", amp: bool | str = "auto"
     return Runtime(device=dev, amp=use_amp, pin_memory=cuda, world_size=ddp.world_size(), rank=ddp.rank())
 
 
-def encode_batch(model: torch.nn.Module, batch: Batch, part: Batch, images: torch.Tensor, tokens: torch.Tensor
-                 ) -> Features:
+def encode_batch(model: torch.nn.Module, batch: Batch, part: Batch, images: torch.Tensor, tokens: torch.Tensor,
+                 *, text_buckets: int = 0, precision: str = "fp32") -> Features:
     """The loss's input for global ``batch``: this rank's ``part`` encoded (``images``: its image rows
-    preprocessed, ``tokens``: its texts tokenised, both in block order; one forward pass per tower), cut into
-    named blocks and, under torch.distributed, each block all-gathered with gradients into the global batch's
-    order (one process: ``part`` is ``batch`` and nothing is gathered)."""
-    out = clip_forward(model, images, tokens)
+    preprocessed, ``tokens``: its texts tokenised, both in block order; one forward pass per tower, or one per
+    length group with ``text_buckets``), cut into named blocks and, under torch.distributed, each block
+    all-gathered with gradients into the global batch's order (one process: ``part`` is ``batch`` and nothing is
+    gathered). ``text_buckets``, ``precision``: see :func:`vlcomp.models.encode.clip_forward`."""
+    out = clip_forward(model, images, tokens, text_buckets=text_buckets, precision=precision)
     img, txt = split_features(part, out["image_features"], out["text_features"])
     if ddp.world_size() > 1:
         img, txt = ddp.gather_blocks(img), ddp.gather_blocks(txt)
@@ -202,12 +217,17 @@ def train(
       field ``samples_per_s``). A checkpoint of another run (steps, batch size, data, config, loss, model
       shape) raises ValueError naming the file. Without ``resume`` an existing checkpoint is overwritten.
     - ``device``, ``amp``: see :func:`resolve_runtime`. The model is trained on ``device`` and moved back to
-      the device it came on.
+      the device it came on. With ``cfg.precision="bf16"`` the float16 mixed precision of ``amp="auto"`` stays
+      off (bfloat16 needs no loss scaling); ``amp=True`` with it is an error.
 
     Under torch.distributed with W > 1 processes the global batch size must be divisible by W; rank 0 alone
     calls ``on_log``, shows progress and writes checkpoints (the others wait at a barrier); every rank returns
     the same history. Checkpoints must be on a filesystem every rank reads.
     """
+    if cfg.precision != "fp32":
+        if amp is True:
+            raise ValueError(f"precision={cfg.precision!r} and amp=True: choose one kind of mixed precision")
+        amp = False
     rt = resolve_runtime(device, amp)
     if sampler.batch_size % rt.world_size:
         raise ValueError(f"batch_size={sampler.batch_size} cannot be split evenly over {rt.world_size} processes "
@@ -274,7 +294,8 @@ def train(
             x = rt.to_device(to_tensor(images[part.image_rows()], size))
             tokens = rt.to_device(cache(part.all_texts()))
             with rt.autocast():
-                terms = loss_fn(encode_batch(model, batch, part, x, tokens))
+                terms = loss_fn(encode_batch(model, batch, part, x, tokens, text_buckets=cfg.text_buckets,
+                                             precision=cfg.precision))
             loss = sum(v for k, v in terms.items() if k.endswith("_loss"))
             if not torch.isfinite(loss):
                 raise FloatingPointError(f"loss became {loss.item()} at step {step} (lr={lr:g}); lower the learning rate")

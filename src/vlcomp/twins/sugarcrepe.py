@@ -210,11 +210,21 @@ def interpret(parts: Caption) -> Meaning | None:
     """The meaning of a coco-style caption (``world.captions`` templates, plus the ``with`` clause of
     ``add_obj``), or None when the caption is not of that form.
 
-    Forms: ``[there is] NP (and | [is] REL) NP [on a BG background] [with NP]`` and ``NP [with NP]``.
+    Forms: ``[there is] NP (and | [is] REL) NP [on a BG background] [(with | and) NP]`` and ``NP [with NP]``.
+    A third object joined by "and" (``world.captions.extra_and_prob``: "a triangle above a circle and a heart")
+    is read as the "with" clause, but only after a relation or a background, so "NP and NP" keeps its meaning.
     """
+    if len(parts) >= 5 and isinstance(parts[-1], NounPhrase) and parts[-2] == "and":
+        m = _interpret(parts, "and")
+        if m is not None and (m.relation is not None or m.background is not None):
+            return m
+    return _interpret(parts, "with")
+
+
+def _interpret(parts: Caption, joiner: str) -> Meaning | None:
     end = len(parts)
     with_np = None
-    if end >= 3 and isinstance(parts[-1], NounPhrase) and parts[-2] == "with":
+    if end >= 3 and isinstance(parts[-1], NounPhrase) and parts[-2] == joiner:
         with_np, end = end - 1, end - 2
     background = None
     if end >= 4 and parts[end - 4:end - 2] == ("on", "a") and parts[end - 2] in BACKGROUNDS \

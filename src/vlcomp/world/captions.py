@@ -4,13 +4,18 @@
   binds them to objects only with probability ``bind_prob``; it states a relation only with ``relation_prob``.
   These two knobs are the world's handle on the ARO hypothesis (pretraining text rarely needs binding/order).
 - ``coco``: 5 detailed captions per image, each stating one relation fact with attribute-rich noun phrases, or
-  (with probability ``and_prob``) naming two objects joined by "and", as real COCO captions often do.
+  (with probability ``and_prob``) naming two objects joined by "and", as real COCO captions often do. A relation
+  caption of a scene with a third object names it too with probability ``extra_prob``: "... with a C", or
+  (with probability ``extra_and_prob``) "... and a C", a caption that states a relation AND uses "and", as
+  most real COCO captions with "and" do ("a man and a woman sitting on a bench"). ``detailed_colour_prob``,
+  ``detailed_size_prob`` and ``detailed_material_prob`` set the attribute probabilities of these captions apart
+  from the web split's (``scripts/caption_statistics.py`` calibrates all of these against real COCO captions).
 - ``flickr``: 5 detailed captions in a second style (sentence case, verbs like "sits", final period).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,16 +35,42 @@ class CaptionConfig:
     state_prob: float = 0.6
     synonym_prob: float = 0.2
     and_prob: float = 0.0
+    extra_prob: float = 0.3
+    """COCO/Flickr relation captions: probability of naming a third object of the scene after the relation."""
+    extra_and_prob: float = 0.0
+    """Probability that such a third object is joined by "and" instead of "with" (0: always "with", and the
+    generator draws no extra random number, so the world is the one generated before this knob existed)."""
+    detailed_colour_prob: float | None = None
+    """COCO/Flickr captions only: ``colour_prob`` for them (None: the shared value). The attribute knobs above are
+    shared with the web split, so these calibrate the fine-tuning twins without changing the pretraining text."""
+    detailed_size_prob: float | None = None
+    """COCO/Flickr captions only: ``size_prob`` for them (None: the shared value)."""
+    detailed_material_prob: float | None = None
+    """COCO/Flickr captions only: ``material_prob`` for them (None: the shared value)."""
     captions_per_image: int = 5
 
     def __post_init__(self) -> None:
         for name in ("web_bind_prob", "web_relation_prob", "colour_prob", "size_prob", "material_prob",
-                     "state_prob", "synonym_prob", "and_prob"):
+                     "state_prob", "synonym_prob", "and_prob", "extra_prob", "extra_and_prob", *DETAILED_OVERRIDES):
             v = getattr(self, name)
-            if not 0 <= v <= 1:
+            if v is None and name in DETAILED_OVERRIDES:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
                 raise ValueError(f"world.captions.{name}={v}: must be a probability in [0, 1]")
         if self.captions_per_image < 1:
             raise ValueError(f"world.captions.captions_per_image={self.captions_per_image}: must be >= 1")
+
+
+DETAILED_OVERRIDES = ("detailed_colour_prob", "detailed_size_prob", "detailed_material_prob")
+"""Knobs that override a shared attribute knob (the name without ``detailed_``) in COCO/Flickr captions."""
+
+
+def detailed_config(cfg: CaptionConfig) -> CaptionConfig:
+    """The knobs COCO/Flickr captions use: ``cfg`` with its ``detailed_*`` overrides applied (``cfg`` itself
+    when none is set, so the world is the one generated before the overrides existed)."""
+    over = {name.removeprefix("detailed_"): getattr(cfg, name) for name in DETAILED_OVERRIDES}
+    over = {k: v for k, v in over.items() if v is not None}
+    return replace(cfg, **over) if over else cfg
 
 
 def _word(rng: np.random.Generator, w: str, cfg: CaptionConfig) -> str:
@@ -109,6 +140,18 @@ def web_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig) -> s
     return f"clipart of {' and '.join(shapes)} in {' and '.join(attrs)}"
 
 
+
+def pair_caption(rng: np.random.Generator, scene: Scene, i: int, j: int, cfg: CaptionConfig) -> str:
+    """A bound web caption stating how objects ``i`` and ``j`` relate (one non-symmetric relation between them,
+    in a random direction), e.g. "a red circle to the left of a blue square" (the captions of a layout twin pair,
+    :func:`vlcomp.world.generate.layout_twin`)."""
+    facts = [r for r in scene.relations if {r[0], r[2]} == {i, j} and not RELATIONS[r[1]].symmetric]
+    if not facts:
+        raise ValueError(f"{scene.image_id}: objects {i} and {j} have no non-symmetric relation")
+    s, rel, o = facts[rng.integers(len(facts))]
+    na, nb = noun_phrase(rng, scene.obj(s), cfg), noun_phrase(rng, scene.obj(o), cfg)
+    return f"{_article(na)} {na} {rel} {_article(nb)} {nb}"
+
 COCO_TEMPLATES = (
     "{a} {A} {rel} {b} {B}",
     "there is {a} {A} {rel} {b} {B}",
@@ -154,9 +197,11 @@ def detailed_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig,
         bg=_article(scene.background) + " " + scene.background,
     )
     extra = [o for o in scene.objects if o.id not in (a.id, b.id)]
-    if extra and rng.random() < 0.3:
+    if extra and rng.random() < cfg.extra_prob:
         nc = noun_phrase(rng, extra[0], cfg)
-        text = text.rstrip(" .") + f" with {_article(nc)} {nc}" + ("." if style == "flickr" else "")
+        # drawn only when the knob is on, so extra_and_prob = 0 leaves the world unchanged
+        joiner = "and" if cfg.extra_and_prob > 0 and rng.random() < cfg.extra_and_prob else "with"
+        text = text.rstrip(" .") + f" {joiner} {_article(nc)} {nc}" + ("." if style == "flickr" else "")
     return text
 
 
@@ -166,4 +211,5 @@ def captions_for(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig, sty
         return [web_caption(rng, scene, cfg)]
     if style not in ("coco", "flickr"):
         raise ValueError(f"unknown caption style {style!r}; known: web, coco, flickr")
+    cfg = detailed_config(cfg)
     return [detailed_caption(rng, scene, cfg, style) for _ in range(cfg.captions_per_image)]

@@ -13,9 +13,9 @@ import numpy as np
 
 from ..io import write_json, write_jsonl, write_npy
 from ..seeding import np_rng
-from .captions import CaptionConfig, captions_for
+from .captions import CaptionConfig, captions_for, pair_caption
 from .render import render
-from .scene import Scene, WorldConfig, sample_scene
+from .scene import Scene, WorldConfig, _boxes_overlap, compute_relations, sample_scene
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,19 @@ class SplitSpec:
     pretraining sampler keeps it in one batch, so those captions can only be told apart by binding. This is the
     world's handle on "how often does web pretraining need binding" (0 = never; the split is then unchanged)."""
 
+    twin_layout_share: float = 0.0
+    """Share of the twin pairs that are *layout twins* instead: two objects trade places (each keeps its look), so
+    the relations between them reverse, and both (web) captions state a relation between those two objects. Only
+    for scenes of separated objects without arrows; other scenes get a colour twin. 0 (the default): no layout
+    twins, and no extra random number is drawn, so the split is the one generated before this knob existed."""
+
     def __post_init__(self) -> None:
         if self.n_images < 1:
             raise ValueError(f"world.splits.{self.name}.n_images={self.n_images}: must be >= 1")
-        if not 0 <= self.twin_prob <= 1:
-            raise ValueError(f"world.splits.{self.name}.twin_prob={self.twin_prob}: must be in [0, 1]")
+        for name in ("twin_prob", "twin_layout_share"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+                raise ValueError(f"world.splits.{self.name}.{name}={v!r}: must be in [0, 1]")
         if self.style not in ("web", "coco", "flickr"):
             raise ValueError(f"world.splits.{self.name}.style={self.style!r}: must be web, coco or flickr")
 
@@ -47,6 +55,25 @@ def colour_twin(scene: Scene, i: int, j: int, image_id: str) -> Scene:
     objs = [replace(o) for o in scene.objects]
     objs[i].colour, objs[j].colour = scene.objects[j].colour, scene.objects[i].colour
     return Scene(image_id, scene.background, objs, list(scene.relations))
+
+
+def layout_twin(scene: Scene, i: int, j: int, image_id: str, wcfg: WorldConfig) -> Scene | None:
+    """The scene with objects ``i`` and ``j`` trading places (each keeps its look and size), so the relations
+    between them reverse. None when that would not be a valid scene of separated objects: an arrow in the scene
+    (its heading would no longer point where it did), overlapping boxes before or after, or an object pushed out
+    of the image."""
+    if any(o.shape == "arrow" for o in scene.objects):
+        return None
+    objs = [replace(o) for o in scene.objects]
+    objs[i].x, objs[i].y = scene.objects[j].x, scene.objects[j].y
+    objs[j].x, objs[j].y = scene.objects[i].x, scene.objects[i].y
+    s = wcfg.image_size
+    if any(o.box[0] < 0 or o.box[1] < 0 or o.box[2] > s or o.box[3] > s for o in objs):
+        return None
+    for objects in (scene.objects, objs):
+        if any(_boxes_overlap(a, b) > 0 for k, a in enumerate(objects) for b in objects[k + 1 :]):
+            return None
+    return Scene(image_id, scene.background, objs, compute_relations(objs, wcfg))
 
 
 def generate_split(
@@ -65,17 +92,24 @@ def generate_split(
         scene = sample_scene(scene_rng, wcfg, f"{spec.name}/{i:06d}")
         pair = (twin_rng is not None and i + 1 < spec.n_images and len(scene.objects) >= 2
                 and twin_rng.random() < spec.twin_prob)
+        swapped = None  # the two objects of a layout twin pair
         if pair:
-            a, b = twin_rng.choice(len(scene.objects), size=2, replace=False)
-            group = [scene, colour_twin(scene, int(a), int(b), f"{spec.name}/{i + 1:06d}")]
+            a, b = (int(k) for k in twin_rng.choice(len(scene.objects), size=2, replace=False))
+            twin_id = f"{spec.name}/{i + 1:06d}"
+            # the share is drawn only when it is on, so twin_layout_share = 0 leaves the colour twins unchanged
+            twin = (layout_twin(scene, a, b, twin_id, wcfg)
+                    if spec.twin_layout_share > 0 and twin_rng.random() < spec.twin_layout_share else None)
+            swapped = (a, b) if twin is not None else None
+            group = [scene, twin if twin is not None else colour_twin(scene, a, b, twin_id)]
             twins.append([i, i + 1])
         else:
             group = [scene]
         for sc in group:
             images[i] = render(sc, wcfg.image_size)
             scenes.append(sc)
-            annotations.append({"image": sc.image_id,
-                                "caption": captions_for(cap_rng, sc, bound if pair else ccfg, spec.style)})
+            caps = ([pair_caption(cap_rng, sc, *swapped, bound)] if swapped is not None and spec.style == "web"
+                    else captions_for(cap_rng, sc, bound if pair else ccfg, spec.style))
+            annotations.append({"image": sc.image_id, "caption": caps})
             i += 1
     return images, scenes, annotations, twins
 

@@ -72,9 +72,9 @@ def resolve_base(spec: ModelSpec) -> torch.nn.Module:
                          f"state-dict file ({e})") from None
 
 
-def base_model(params, world: str, *, on_log=None) -> tuple[torch.nn.Module, list[dict], str]:
-    """Stage ``pretrain`` (the toy profile's signature): ``(resolved model, empty history, "resolved: <weights>")``;
-    ``world`` and ``on_log`` are unused, since nothing is trained."""
+def base_model(params, world: str, *, seed: int = 0, on_log=None) -> tuple[torch.nn.Module, list[dict], str]:
+    """Stage ``pretrain@<base>`` (the toy profile's signature): ``(resolved model, empty history, "resolved:
+    <weights>")``; ``world``, ``seed`` and ``on_log`` are unused, since nothing is trained."""
     from ...train.recipes import model_spec
 
     spec = model_spec(params)

@@ -18,11 +18,10 @@ from ...train.recipes import model_spec, train_config
 from ...world import Split
 
 
-def base_model(params: Mapping[str, Any], world: str, *,
+def base_model(params: Mapping[str, Any], world: str, *, seed: int,
                on_log: Callable[[int, dict], None] | None = None) -> tuple[nn.Module, list[dict], str]:
     """``(model, history, trained_on)``: the CLIP loss over ``pretrain.split`` with the recipe of ``pretrain``,
-    initialised and batched from seeds derived from ``base.seed``."""
-    seed = section(params, "base.seed")
+    initialised and batched from seeds derived from ``seed`` (the chain's, :func:`vlcomp.config.chain_seed`)."""
     spec = model_spec(params)
     pcfg = dict(section(params, "pretrain"))
     split_name = pcfg.pop("split")

@@ -27,7 +27,7 @@ class Paper:
     methods: tuple[str, ...]  # methods of params it compares, in the report's order
     benchmarks: tuple[str, ...]
     artifacts: tuple[str, ...]  # catalog IDs the report renders
-    claims: Callable[..., list] | None = None  # (long, **context) -> list of reporting.ledger.Claim
+    claims: Callable[..., list] | None = None  # (reporting.ledger.Evidence, **context) -> list of reporting.ledger.Claim
 
 
 PAPERS: Registry[Paper] = Registry("paper")

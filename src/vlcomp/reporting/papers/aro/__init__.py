@@ -5,10 +5,11 @@ this paper, for both profiles:
 
 - :mod:`.claims`: the claims ledger's four claims and their thresholds (the entry's ``claims``);
 - :mod:`.tables`, :mod:`.figures`, :mod:`.artifacts`, :mod:`.negatives`: the toy report's tables (mean ± std over
-  training seeds next to the printed value), Figures 1-3, the datasets and checkpoints the pipeline built, the
+  whole-chain runs next to the printed value), Figures 1-3, the datasets and checkpoints the pipeline built, the
   kinds of the mined NegCLIP negatives;
 - :mod:`.toy`: the toy-profile sections' entry points, over the collected metrics and the toy world;
-- :mod:`.comparison`: the paper-profile sections' long comparison tables over the metrics tree.
+- :mod:`.comparison`: the paper-profile sections' long comparison tables over the metrics tree;
+- :mod:`.inconsistencies`: the paper's own inconsistencies (catalog §6), shown beside the tables they concern.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """ARO-D1..D4 (datasets) and ARO-M1/M2 (checkpoints): what the pipeline built, counted from its own outputs.
 
-Every count is read from the files the stages wrote (``data/benchmarks``, ``data/mined/negclip``,
-``models/finetune``), next to the size the paper states. The toy world is far smaller than VG / COCO, so the
+Every count is read from the files the stages wrote (``data/benchmarks``, ``data/mined/<generator>-<base>`` of
+the first chain, ``models/finetune``), next to the size the paper states. The toy world is far smaller than VG / COCO, so the
 counts are not expected to match; the table documents the conventions (one Order case per caption; captions
 without a negative dropped; K nearest-neighbour images) and where each artifact lives.
 """
@@ -18,6 +18,8 @@ from ....eval.inputs import read_manifest
 from ....formats.aro import load_exclusions
 from ....io import read_json
 from ....metrics.aro import VG_ATTRIBUTION_MIN_COUNT, vg_attribution_group
+from ...collect import runs_phrase
+from ...tree import Chain
 
 PAPER = {
     "ARO-D1": "23,937 cases, 48 relations (Table 2 lists 45 with 21,917 cases)",
@@ -51,9 +53,20 @@ def _n_params(path: Path) -> int:
     return int(sum(v.numel() for v in state.values() if hasattr(v, "numel")))
 
 
+def _chains(names: list[str], variants: dict[str, dict], bases: dict[str, dict]) -> list[Chain]:
+    chains = []
+    for n in names:
+        v = variants[n]
+        base = str(v.get("base") or "")
+        seed = "" if v.get("seed") is None else str(v.get("seed"))
+        chains.append(Chain(str(v.get("method")), base, str((bases.get(base) or {}).get("seed", "")), seed))
+    return chains
+
+
 def artifact_inventory(benchmarks_dir: str | Path, mined_dir: str | Path, models_dir: str | Path,
-                       variants: dict[str, dict], epochs: float) -> pd.DataFrame:
-    """One row per catalog artifact (ARO-D1..D4, ARO-M1, ARO-M2) with the toy counts and the paper's size."""
+                       variants: dict[str, dict], epochs: float, bases: dict[str, dict] | None = None) -> pd.DataFrame:
+    """One row per catalog artifact (ARO-D1..D4, ARO-M1, ARO-M2) with the toy counts and the paper's size;
+    ``bases`` (params ``bases``) names each checkpoint's chain."""
     bench, mined, models = Path(benchmarks_dir), Path(mined_dir), Path(models_dir)
     manifest = read_json(bench / "manifest.json")
     rel, inputs = manifest["inputs"], read_manifest(bench)
@@ -89,7 +102,7 @@ def artifact_inventory(benchmarks_dir: str | Path, mined_dir: str | Path, models
     knn = np.load(mined / "hard_images.npy")
     if knn.ndim != 2 or len(knn) != len(negatives):
         raise ValueError(f"{mined / 'hard_images.npy'}: shape {knn.shape}, expected [{len(negatives)}, K]")
-    rows.append(("ARO-D4", "NegCLIP training data", "data/mined/negclip/",
+    rows.append(("ARO-D4", f"NegCLIP training data ({mined.name})", f"data/mined/{mined.name}/",
                  f"{len(per_caption):,} captions of {len(negatives):,} images; {len(kept):,} with ≥1 negative "
                  f"(mean {np.mean(kept) if kept else 0:.2f}, max {max(kept, default=0)}); "
                  f"{knn.shape[1]} NN images per image"))
@@ -102,8 +115,9 @@ def artifact_inventory(benchmarks_dir: str | Path, mined_dir: str | Path, models
         n_params = _n_params(models / "finetune" / names[0] / "model.pt")
         lrs = sorted({m["lr"] for m in metas})
         rows.append((art, label, f"models/finetune/{{{','.join(names)}}}/model.pt",
-                     f"{len(names)} seeds of {metas[0]['arch']} ({n_params / 1e6:.2f} M params) from models/base, "
-                     f"{epochs:g} epochs at lr {', '.join(f'{x:g}' for x in lrs)}, {metas[0]['n_rows']:,} training rows"))
+                     f"{runs_phrase(_chains(names, variants, bases or {}))} of {metas[0]['arch']} "
+                     f"({n_params / 1e6:.2f} M params), each from its chain's base model, {epochs:g} epochs at lr "
+                     f"{', '.join(f'{x:g}' for x in lrs)}, {metas[0]['n_rows']:,} training rows"))
     df = pd.DataFrame(rows, columns=["artifact", "what", "where", "toy (counted from the outputs)"])
     df["paper"] = df["artifact"].map(PAPER)
     return df

@@ -1,7 +1,18 @@
-"""ARO's tables in the toy report: every artifact of catalog §7 from the collected metrics (mean ± std over training
-seeds), next to the paper's printed value."""
+"""ARO's tables in the toy report: every artifact of catalog §7 from the collected metrics, next to the paper's
+printed value.
+
+Each table is built long and numeric (:func:`long_rows`: one row per table row and model with ``mean``, ``spread``
+and ``n`` over the model's whole chains, the printed ``paper`` value and ``paper_std``, ``difference``; the CSV),
+then pivoted for reading (:func:`shown_wide`: ``<model> (toy)`` cells ``mean ± spread`` next to ``<model> (paper)``
+in one model order, the report's methods first, then the models the paper alone prints). Where a benchmark also
+reports a spread over its perturbation seeds (Order, shuffled retrieval), it is a separate column, labelled.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -9,9 +20,11 @@ import pandas as pd
 from ....benchmarks.retrieval import metric_key as retrieval_key
 from ...collect import Methods, value
 from ...paper_values import lookup
-from ...render import fmt
+from ...render import cell, printed
 
 PAPER_ONLY = ("blip", "xvlm", "flava")
+TOY, PAPER_ONLY_SOURCE = "toy", "paper only"
+NOTE_PAPER_ONLY = "the paper's number only (no such model here)"
 
 # (group, task label, our metric key, paper dataset, paper metric)
 T6_ROWS = (
@@ -35,84 +48,133 @@ TEXT_STRATEGY_LABELS = {"none": "No Shuffling", "shuffle_nouns_and_adj": "Shuffl
 IMAGE_STRATEGY_LABELS = {"none": "No Shuffling", "shuffle_rows_4": "Shuffle Rows (4)",
                          "shuffle_cols_4": "Shuffle Columns (4)", "shuffle_patches_9": "Shuffle Patches (9)"}
 DATASET_LABEL = {"coco": "COCO", "flickr30k": "Flickr30k"}
+ORDER_ROWS = (("flickr30k_order", "Flickr30k-PRC", "aro/flickr30k_order/acc"),
+              ("coco_order", "COCO-PRC", "aro/coco_order/acc"))
+ORDER_CHANCE = 0.2  # one of five captions
+PERTURBATION = "perturbation sd"
+#: Columns of every long table after its own fields.
+LONG_COLUMNS = ("model", "method", "source", "metric_key", "mean", "spread", "n", "perturbation_std", "paper",
+                "paper_std", "difference", "note")
+
+PaperFn = Callable[[str], tuple[float, float] | None]  # method or paper model -> (value, std) printed, or None
 
 
-def _cell(summ: pd.DataFrame, method: str, key: str, std_key: str | None = None) -> str:
-    """Mean over training seeds ± std over training seeds (or over evaluation seeds via ``std_key`` for CLIP)."""
-    mean = value(summ, method, key)
-    std = value(summ, method, key, "std")
-    if (std != std or std == 0) and std_key is not None:
-        std = value(summ, method, std_key)
-    return fmt(mean, std)
+def printed_cell(paper: pd.DataFrame, artifact: str, dataset: str, metric: str, group: str = "") -> PaperFn:
+    """The printed (value, std) of one cell of ``artifact`` for a model, or None (std NaN when none printed)."""
+    def fn(model: str) -> tuple[float, float] | None:
+        v = lookup(paper, artifact, dataset, model, metric, group)
+        if v is None:
+            return None
+        s = lookup(paper, artifact, dataset, model, metric, group, column="std")
+        return v, math.nan if s is None else s
+    return fn
 
 
-def _paper(paper: pd.DataFrame, artifact: str, dataset: str, model: str, metric: str, group: str = "") -> str:
-    v = lookup(paper, artifact, dataset, model, metric, group)
-    if v is None:
-        return "--"
-    s = lookup(paper, artifact, dataset, model, metric, group, column="std")
-    return fmt(v, s) if s is not None else f"{v:g}"
-
-
-def comparison_long(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    """Every ARO-T6 number: reproduced mean/std/n over seeds, paper value, difference."""
+def long_rows(summ: pd.DataFrame, methods: Methods, fields: Mapping[str, Any], key: str | None, paper_fn: PaperFn,
+              paper_only: Sequence[str] = PAPER_ONLY, perturbation_key: str | None = None) -> list[dict[str, Any]]:
+    """One numeric row per model for one table row: the report's methods (mean, spread and n over their chains;
+    ``perturbation_std``: the mean over chains of ``perturbation_key``), then ``paper_only`` models (the printed
+    number alone)."""
     rows = []
-    for group, task, key, ds, metric in T6_ROWS:
-        for m in methods.order:
-            p = lookup(paper, "ARO-T6", ds, m, metric)
-            mean, std = value(summ, m, key), value(summ, m, key, "std")
-            rows.append({"artifact": "ARO-T6", "group": group, "task": task, "model": methods.label(m), "metric_key": key,
-                         "reproduced": mean, "std_over_seeds": std, "n_seeds": value(summ, m, key, "n_seeds"),
-                         "paper": p, "difference": (mean - p) if p is not None else np.nan})
-    return pd.DataFrame(rows)
+    for m in (*methods.order, *paper_only):
+        printed_value = paper_fn(m)
+        p, ps = printed_value if printed_value else (math.nan, math.nan)
+        if m in methods:
+            mean = value(summ, m, key) if key else math.nan
+            n = value(summ, m, key, "n") if key else math.nan
+            row = {"source": TOY, "mean": mean, "spread": value(summ, m, key, "std") if key else math.nan,
+                   "n": 0 if math.isnan(n) else n,
+                   "perturbation_std": value(summ, m, perturbation_key) if perturbation_key else math.nan,
+                   "difference": mean - p, "note": "" if not math.isnan(mean) else "no reproduced value"}
+        else:
+            if printed_value is None:
+                continue
+            row = {"source": PAPER_ONLY_SOURCE, "mean": math.nan, "spread": math.nan, "n": 0,
+                   "perturbation_std": math.nan, "difference": math.nan, "note": NOTE_PAPER_ONLY}
+        rows.append({**fields, "model": methods.label(m), "method": m, "metric_key": key or "", **row,
+                     "paper": p, "paper_std": ps})
+    return rows
+
+
+def long_frame(rows: list[dict[str, Any]], fields: Iterable[str]) -> pd.DataFrame:
+    """The rows as the table's CSV: numbers in their own columns, ``n`` an integer (empty where it means nothing)."""
+    df = pd.DataFrame(rows, columns=[*fields, *LONG_COLUMNS])
+    return df.astype({"n": "Int64"})
+
+
+def shown_wide(long: pd.DataFrame, index: Sequence[str], across: str, perturbation: bool = False) -> pd.DataFrame:
+    """A long table for reading: one row per ``index`` value, and per ``across`` value (in order of appearance) a
+    ``(toy)`` column (``mean ± spread``; ``(n=1)`` for a single run; ``paper only`` where the model is the paper's
+    alone), a ``(toy, perturbation sd)`` column when ``perturbation``, and a ``(paper)`` column (as printed)
+    where the paper prints any value of it."""
+    index = list(index)
+    keys = list(dict.fromkeys(long[across]))
+    has_toy = {k: bool((long.loc[long[across] == k, "source"] == TOY).any()) for k in keys}
+    has_paper = {k: bool(long.loc[long[across] == k, "paper"].notna().any()) for k in keys}
+    columns: list[str] = []
+    for k in keys:
+        columns += [f"{k} (toy)"] * has_toy[k] + [f"{k} (toy, {PERTURBATION})"] * (has_toy[k] and perturbation)
+        columns += [f"{k} (paper)"] * has_paper[k]
+    rows: dict[tuple, dict[str, Any]] = {}
+    for r in long.to_dict("records"):
+        row = rows.setdefault(tuple(str(r[c]) for c in index), {c: r[c] for c in index})
+        k = r[across]
+        if has_toy[k]:
+            row.setdefault(f"{k} (toy)", "paper only" if r["source"] == PAPER_ONLY_SOURCE
+                           else cell(r["mean"], r["spread"], r["n"]))
+            if perturbation:
+                row.setdefault(f"{k} (toy, {PERTURBATION})", "" if r["source"] == PAPER_ONLY_SOURCE
+                               else cell(r["perturbation_std"]))
+        if has_paper[k]:
+            row.setdefault(f"{k} (paper)", printed(r["paper"], r["paper_std"]))
+    return pd.DataFrame(list(rows.values()), columns=[*index, *columns]).fillna("")
+
+
+# --------------------------------------------------------------------------- the tables
 
 
 def table_t6(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+    """ARO-T6, long: every row of Table 6 for every method."""
     rows = []
     for group, task, key, ds, metric in T6_ROWS:
-        row = {"Group": group, "Task": task}
-        for m in methods.order:
-            row[f"{methods.label(m)} (toy)"] = _cell(summ, m, key)
-            row[f"{methods.label(m)} (paper)"] = _paper(paper, "ARO-T6", ds, m, metric)
-        rows.append(row)
-    return pd.DataFrame(rows)
+        rows += long_rows(summ, methods, {"artifact": "ARO-T6", "group": group, "task": task}, key,
+                          printed_cell(paper, "ARO-T6", ds, metric), paper_only=())
+    return long_frame(rows, ("artifact", "group", "task"))
 
 
-def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], groups: dict[str, str], methods: Methods) -> pd.DataFrame:
-    """Per-relation accuracy of the toy models; the paper's columns where a toy relation has a Table 2 twin."""
+def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], groups: dict[str, str],
+             methods: Methods) -> pd.DataFrame:
+    """ARO-T2, long: the macro rows, then per-relation accuracy of the toy models; the paper's numbers where a toy
+    relation has a Table 2 twin (and its sample count)."""
     rows = []
     macro = (("Accuracy (overall, macro)", "aro/vg_relation/macro_acc", "overall"),
              ("Accuracy (spatial, macro)", "aro/vg_relation/spatial_macro_acc", "spatial"),
              ("Accuracy (verbs, macro)", "aro/vg_relation/verbs_macro_acc", "verbs"))
     for label, key, pgroup in macro:
-        row = {"Relation": label, "Group": ""}
-        for m in methods.order:
-            row[f"{methods.label(m)} (toy)"] = _cell(summ, m, key)
-        for m in ("clip", "negclip", "clip_ft", *PAPER_ONLY):
-            row[f"{methods.label(m)} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", pgroup)
-        row["# toy cases"], row["# paper samples"] = "", ""
-        rows.append(row)
+        fields = {"relation": label, "relation group": "macro", "toy cases": math.nan, "paper samples": math.nan}
+        rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T2", "vg_relation", "macro_acc", pgroup))
     for rel in sorted(n_cases, key=lambda r: (groups.get(r, "~"), r)):
         key = f"aro/vg_relation/rel/{rel.replace(' ', '_')}/acc"
-        row = {"Relation": rel, "Group": groups.get(rel, "excluded (symmetric)")}
-        for m in methods.order:
-            row[f"{methods.label(m)} (toy)"] = _cell(summ, m, key)
-        for m in ("clip", "negclip", "clip_ft", *PAPER_ONLY):
-            row[f"{methods.label(m)} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "acc", rel)
-        row["# toy cases"] = n_cases[rel]
         ps = lookup(paper, "ARO-T2", "vg_relation", "", "n_samples", rel)
-        row["# paper samples"] = int(ps) if ps is not None else "--"
-        rows.append(row)
-    return pd.DataFrame(rows)
+        fields = {"relation": rel, "relation group": groups.get(rel, "excluded (symmetric)"),
+                  "toy cases": n_cases[rel], "paper samples": math.nan if ps is None else ps}
+        rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T2", "vg_relation", "acc", rel))
+    return long_frame(rows, ("relation", "relation group", "toy cases", "paper samples"))
 
 
 def table_x1(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+    """ARO-X1, long: VG-Attribution macro accuracy (the paper's in-text numbers)."""
+    return long_frame(long_rows(summ, methods, {"task": "VG-A macro acc"}, "aro/vg_attribution/macro_acc",
+                                printed_cell(paper, "ARO-X1", "vg_attribution", "macro_acc")), ("task",))
+
+
+def table_x2(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+    """ARO-X2, long: VG-Relation spatial and verb macro accuracy."""
     rows = []
-    for m in (*methods.order, *PAPER_ONLY):
-        toy = _cell(summ, m, "aro/vg_attribution/macro_acc") if m in methods.order else "paper only"
-        rows.append({"Model": methods.label(m), "VG-A macro acc (toy)": toy,
-                     "VG-A macro acc (paper)": _paper(paper, "ARO-X1", "vg_attribution", m, "macro_acc")})
-    return pd.DataFrame(rows)
+    for g, key in (("spatial", "aro/vg_relation/spatial_macro_acc"), ("verbs", "aro/vg_relation/verbs_macro_acc")):
+        rows += long_rows(summ, methods, {"relation group": g}, key,
+                          printed_cell(paper, "ARO-T2", "vg_relation", "macro_acc", g))
+    return long_frame(rows, ("relation group",))
 
 
 WRONG_IMAGE_ROWS = (("VG-Relation", "aro/vg_relation/macro_acc", "aro/vg_relation/wrong_image_macro_acc",
@@ -121,75 +183,76 @@ WRONG_IMAGE_ROWS = (("VG-Relation", "aro/vg_relation/macro_acc", "aro/vg_relatio
                      "aro/vg_attribution/text_swap_cosine"))
 
 
+def own_minus_wrong_key(own: str) -> str:
+    """The per-model derived metric "own image - wrong image" (:func:`vlcomp.reporting.collect.with_difference`)."""
+    return own.replace("/macro_acc", "/own_minus_wrong_image_macro_acc")
+
+
 def table_wrong_image(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    """The wrong-image control (not a paper artifact): each VG case scored with its own image and with another
+    """The wrong-image control (not a paper artifact), long: each VG case scored with its own image and with another
     case's image. What survives the wrong image is a language prior over which caption is plausible; the rest,
-    "own - wrong", is what the model reads off the image. "text cos(true, false)" is the mean cosine between the
-    two captions' text embeddings (near 1: the text tower hardly tells a caption from its swap). Mean ± std over
-    training seeds."""
+    "own - wrong" (a per-model difference, :func:`own_minus_wrong_key`), is what the model reads off the image.
+    "text cos(true, false)" is the mean cosine between the two captions' text embeddings (near 1: the text tower
+    hardly tells a caption from its swap)."""
     rows = []
-    for m in methods.order:
-        row = {"Model": methods.label(m)}
-        for task, own, wrong, cos in WRONG_IMAGE_ROWS:
-            row[f"{task}, own image"] = _cell(summ, m, own)
-            row[f"{task}, wrong image"] = _cell(summ, m, wrong)
-            row[f"{task}, own - wrong"] = fmt(value(summ, m, own) - value(summ, m, wrong))
-            row[f"{task}, text cos(true, false)"] = _cell(summ, m, cos)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def table_x2(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    rows = []
-    for m in (*methods.order, *PAPER_ONLY):
-        row = {"Model": methods.label(m)}
-        for g, key in (("spatial", "aro/vg_relation/spatial_macro_acc"), ("verbs", "aro/vg_relation/verbs_macro_acc")):
-            row[f"{g} (toy)"] = _cell(summ, m, key) if m in methods.order else "paper only"
-            row[f"{g} (paper)"] = _paper(paper, "ARO-T2", "vg_relation", m, "macro_acc", g)
-        rows.append(row)
-    return pd.DataFrame(rows)
+    for task, own, wrong, cos in WRONG_IMAGE_ROWS:
+        for what, key in (("own image", own), ("wrong image", wrong), ("own - wrong", own_minus_wrong_key(own)),
+                          ("text cos(true, false)", cos)):
+            rows += long_rows(summ, methods, {"task": task, "measure": f"{task}, {what}"}, key, lambda m: None,
+                              paper_only=())
+    return long_frame(rows, ("task", "measure"))
 
 
 def table_t5(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+    """ARO-T5, long: Order accuracy per model, its spread over chains and, separately, its std over perturbation
+    seeds (the quantity the paper's ± stands for); the chance row."""
     rows = []
-    for ds, label, key in (("flickr30k_order", "Flickr30k-PRC", "aro/flickr30k_order/acc"),
-                           ("coco_order", "COCO-PRC", "aro/coco_order/acc")):
-        for m in (*methods.order, *PAPER_ONLY, "chance"):
-            toy = _cell(summ, m, key, key + "_std") if m in methods.order else ("0.2" if m == "chance" else "paper only")
-            rows.append({"Dataset": label, "Model": methods.label(m), "Accuracy (toy)": toy,
-                         "Accuracy (paper)": _paper(paper, "ARO-T5", ds, m, "acc")})
-    return pd.DataFrame(rows)
+    for ds, label, key in ORDER_ROWS:
+        fields = {"dataset": label, "measure": "Accuracy"}
+        rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T5", ds, "acc"),
+                          perturbation_key=f"{key}_std")
+        rows.append({**fields, "model": "chance", "method": "chance", "source": "chance", "metric_key": "",
+                     "mean": ORDER_CHANCE, "spread": math.nan, "n": math.nan, "perturbation_std": math.nan,
+                     "paper": lookup(paper, "ARO-T5", ds, "chance", "acc") or math.nan, "paper_std": math.nan,
+                     "difference": math.nan, "note": "one of five captions"})
+    return long_frame(rows, ("dataset", "measure"))
 
 
 def table_shuffled_retrieval(summ: pd.DataFrame, paper: pd.DataFrame, artifact: str, methods: Methods) -> pd.DataFrame:
-    """ARO-T3 (caption shuffles) or ARO-T4 (image shuffles): mean ± std over shuffle seeds (CLIP) or over
-    training seeds (fine-tuned models, whose per-seed values are already means over shuffle seeds)."""
+    """ARO-T3 (caption shuffles) or ARO-T4 (image shuffles), long: each model's R@K, its spread over chains, and
+    (shuffled rows) its std over shuffle seeds, separately."""
     labels = TEXT_STRATEGY_LABELS if artifact == "ARO-T3" else IMAGE_STRATEGY_LABELS
     rows = []
     for ds in ("coco", "flickr30k"):
         for strategy, slabel in labels.items():
-            for m in (*methods.order, *PAPER_ONLY):
-                row = {"Dataset": DATASET_LABEL[ds], "Strategy": slabel, "Model": methods.label(m)}
-                for mlabel, metric in RETRIEVAL_METRICS:
-                    key = retrieval_key(ds, strategy, metric)
-                    row[f"{mlabel} (toy)"] = _cell(summ, m, key, key + "_std") if m in methods.order else "paper only"
-                    row[f"{mlabel} (paper)"] = _paper(paper, artifact, ds, m, metric, strategy)
-                rows.append(row)
-    return pd.DataFrame(rows)
+            for mlabel, metric in RETRIEVAL_METRICS:
+                key = retrieval_key(ds, strategy, metric)
+                rows += long_rows(summ, methods, {"dataset": DATASET_LABEL[ds], "strategy": slabel, "measure": mlabel},
+                                  key, printed_cell(paper, artifact, ds, metric, strategy),
+                                  perturbation_key=None if strategy == "none" else f"{key}_std")
+    return long_frame(rows, ("dataset", "strategy", "measure"))
 
 
 def radar_axes() -> list[tuple[str, str]]:
-    """Figure 3's axes: 4 compositional tasks and 5 downstream ones (retrieval as the mean of both R@1)."""
+    """Figure 3's axes: 4 compositional tasks and 5 downstream ones; a retrieval axis is the mean of the text and
+    image R@1 (:func:`radar_retrieval_key`)."""
     return [("VG-Relation", "aro/vg_relation/macro_acc"), ("VG-Attribution", "aro/vg_attribution/macro_acc"),
             ("COCO Order", "aro/coco_order/acc"), ("Flickr30k Order", "aro/flickr30k_order/acc"),
             ("CIFAR10", "zeroshot/cifar10/acc"), ("CIFAR100", "zeroshot/cifar100/acc"),
-            ("ImageNet", "zeroshot/imagenet/acc"), ("Flickr30k retrieval", "flickr30k"), ("COCO retrieval", "coco")]
+            ("ImageNet", "zeroshot/imagenet/acc"), ("Flickr30k retrieval", radar_retrieval_key("flickr30k")),
+            ("COCO retrieval", radar_retrieval_key("coco"))]
 
 
-def radar_value(summ: pd.DataFrame, method: str, key: str) -> float:
-    if key in ("coco", "flickr30k"):
-        return float(np.mean([value(summ, method, retrieval_key(key, "none", f"{d}/recall_at_1")) for d in ("i2t", "t2i")]))
-    return value(summ, method, key)
+RADAR_RETRIEVAL = ("i2t/recall_at_1", "t2i/recall_at_1")
+
+
+def radar_retrieval_key(ds: str) -> str:
+    """The per-model derived metric of a retrieval axis: the mean of image->text and text->image R@1."""
+    return f"retrieval/{ds}/mean_recall_at_1"
+
+
+def radar_retrieval_parts(ds: str) -> list[str]:
+    return [retrieval_key(ds, "none", m) for m in RADAR_RETRIEVAL]
 
 
 def radar_paper_value(paper: pd.DataFrame, model: str, key: str) -> float:
@@ -197,5 +260,6 @@ def radar_paper_value(paper: pd.DataFrame, model: str, key: str) -> float:
         if k == key:
             v = lookup(paper, "ARO-T6", ds, model, metric)
             return float("nan") if v is None else v
-    vals = [lookup(paper, "ARO-T6", key, model, f"{d}/recall_at_1") for d in ("i2t", "t2i")]
+    ds = key.split("/")[1]
+    vals = [lookup(paper, "ARO-T6", ds, model, m) for m in RADAR_RETRIEVAL]
     return float(np.mean(vals)) if all(v is not None for v in vals) else float("nan")

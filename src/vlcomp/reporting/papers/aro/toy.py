@@ -1,11 +1,18 @@
 """The toy-profile sections of ``notebooks/aro.py``: what the notebook calls, over the collected metrics, the toy
-world and the stage outputs (the notebook holds no logic of its own)."""
+world and the stage outputs (the notebook holds no logic of its own).
+
+Every table is a :class:`vlcomp.reporting.render.Table`: numbers for its CSV, text for reading, a legend line
+generated from the data (what ``±`` is over and n, :func:`vlcomp.reporting.collect.spread_legend`; or why a table
+has no spread) and the paper's own inconsistencies about it (:mod:`.inconsistencies`). :func:`show` writes a table
+and returns its HTML; :func:`fig` does the same for a figure.
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -13,77 +20,110 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import yaml  # noqa: E402
 
 from ....io import read_json  # noqa: E402
 from ....world import Split  # noqa: E402
-from ...collect import Methods, collect, methods_of, provenance, summary  # noqa: E402
-from ...ledger import ledger_table  # noqa: E402
+from ...collect import (  # noqa: E402
+    Methods,
+    chains,
+    collect,
+    methods_of,
+    provenance,
+    runs_phrase,
+    runs_summary,
+    spread_legend,
+    summary,
+    with_difference,
+    with_mean,
+)
+from ...items import Bootstrap  # noqa: E402
+from ...ledger import Evidence, ledger_shown, ledger_table, rule_markdown  # noqa: E402
 from ...paper_values import load_paper_values  # noqa: E402
-from ...render import save_figure, save_table  # noqa: E402
-from ...tree import TOY_PROFILE  # noqa: E402
+from ...render import Table, cell, figure_html, save_figure, save_table, table_html  # noqa: E402
+from ...tree import PROVENANCE_LEGEND, TOY_PROFILE, read_params  # noqa: E402
 from .. import PAPERS  # noqa: E402
 from . import NAME, figures, tables  # noqa: E402
 from .artifacts import artifact_inventory  # noqa: E402
+from .inconsistencies import notes as paper_notes  # noqa: E402
 from .negatives import negative_composition as composition  # noqa: E402
 
 EXAMPLE_SENTENCE = "remarkable scene with a blue ball behind a green chair"
+NO_SPREAD_EMPTY = "Empty cell: not measured when the row was run (the metric was added later)."
 
 
 @dataclass
 class ReportContext:
-    long: pd.DataFrame
-    summ: pd.DataFrame
+    long: pd.DataFrame  # collect() plus the derived per-model metrics the tables and figures show
+    summ: pd.DataFrame  # statistics over whole chains (collect.summary)
     paper_values: pd.DataFrame  # the printed values (vlcomp.reporting.paper_values)
     params: dict
     world_dir: Path
     benchmarks_dir: Path
     models_dir: Path
     methods: Methods  # the report's methods, order and labels (params: methods with paper: aro)
+    metrics_dir: Path
 
     @property
     def profile(self) -> str:
         return self.params.get("profile", TOY_PROFILE)
 
+    def legend(self, keys: list[str] | None = None) -> str:
+        """What ``±`` is over and n for the report's methods, over the models that have any of ``keys``."""
+        return spread_legend(self.long, self.methods, keys)
+
 
 def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str, params_path: str) -> ReportContext:
-    """The collected metrics (:func:`vlcomp.reporting.collect.collect`), ARO's printed values and the params."""
-    long = collect(metrics_dir)
-    with open(params_path) as f:
-        params = yaml.safe_load(f)
+    """The collected metrics (:func:`vlcomp.reporting.collect.collect`, chains from provenance and params) with the
+    derived per-model metrics (own - wrong image, the radar's retrieval means), ARO's printed values and the
+    params."""
+    params = read_params(params_path)
+    long = collect(metrics_dir, params)
+    for _, own, wrong, _ in tables.WRONG_IMAGE_ROWS:
+        long = with_difference(long, tables.own_minus_wrong_key(own), own, wrong)
+    for ds in ("coco", "flickr30k"):
+        long = with_mean(long, tables.radar_retrieval_key(ds), tables.radar_retrieval_parts(ds))
     return ReportContext(long, summary(long), load_paper_values(NAME), params, Path(world_dir), Path(benchmarks_dir),
-                         Path(models_dir), methods_of(params, NAME))
+                         Path(models_dir), methods_of(params, NAME), Path(metrics_dir))
+
+
+def show(out_dir: str | Path, name: str, table: Table) -> str:
+    """Save ``table`` as ``tables/<name>.{csv,md,tex}`` and return its HTML (legend and notes under it)."""
+    return table_html(save_table(table, out_dir, name))
 
 
 def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:
-    """The NegCLIP method's training data: ``<mined_root>/<methods.negclip.generator>``."""
-    return Path(mined_root) / ctx.params["methods"]["negclip"]["generator"]
-
-
-def save(ctx: ReportContext, out_dir: str, name: str, df: pd.DataFrame) -> pd.DataFrame:
-    return save_table(df, out_dir, name)
+    """The NegCLIP method's training data of the first chain: ``<mined_root>/<generator>-<base>`` (params
+    ``mining``), or ``<mined_root>/<generator>`` in the single-base layout (also when only that folder exists)."""
+    generator = ctx.params["methods"]["negclip"]["generator"]
+    keys = [k for k, v in (ctx.params.get("mining") or {}).items() if (v or {}).get("generator") == generator]
+    chain = Path(mined_root) / keys[0] if keys else None
+    return chain if chain is not None and (chain.exists() or not (Path(mined_root) / generator).exists()) \
+        else Path(mined_root) / generator
 
 
 def intro_markdown(ctx: ReportContext) -> str:
-    seeds = ctx.long.groupby("method")["seed"].nunique().to_dict()
     parts = [f"**Profile:** `{ctx.profile}`. "]
     if ctx.profile == TOY_PROFILE:
-        parts.append("Every number labelled *toy* comes from the procedurally generated world and a tiny CLIP pretrained "
+        parts.append("Every number labelled *toy* comes from the procedurally generated world and tiny CLIPs pretrained "
                      "from scratch in this pipeline; it tests the paper's claims in a controlled setting and is not "
                      "expected to match the paper's magnitudes. Rows for BLIP, X-VLM and FLAVA carry the paper's "
                      "numbers only (*paper only*). ")
-    parts.append("Training seeds per method: " + ", ".join(f"{ctx.methods.label(m)} {n}" for m, n in sorted(seeds.items())) + ".")
+    runs = "; ".join(f"{ctx.methods.label(m)}: {runs_phrase(chains(ctx.long, m))}" for m in ctx.methods.order
+                     if chains(ctx.long, m))
+    parts.append("Every method row aggregates over its models, one per whole-chain run (pretrain -> mining -> LR "
+                 f"selection -> fine-tune): {runs}. ± is the sample standard deviation over those runs everywhere; "
+                 "a spread over perturbation seeds is a separate, labelled column.")
     return "".join(parts)
 
 
-def stands_for_table(ctx: ReportContext) -> pd.DataFrame:
+def stands_for_table(ctx: ReportContext) -> Table:
     from ....benchmarks import BENCHMARKS
     from ....twins.zeroshot import SUITES
 
-    rows = [{"toy twin": "base model `clip` (tiny open_clip "
-             f"`{ctx.params['model']['arch']}`, pretrained here on the `web` split)", "stands for": "OpenAI CLIP ViT-B/32"}]
-    with open(ctx.world_dir / "summary.json") as f:
-        world = json.load(f)
+    bases = ", ".join(f"`clip-{b}`" for b in (ctx.params.get("bases") or {})) or "`clip`"
+    rows = [{"toy twin": f"base models {bases} (tiny open_clip `{ctx.params['model']['arch']}`, pretrained here on the "
+             "`web` split, one per base seed)", "stands for": "OpenAI CLIP ViT-B/32"}]
+    world = read_json(ctx.world_dir / "summary.json")
     for name, s in world.items():
         rows.append({"toy twin": f"world split `{name}` ({s['n_images']} images, {s['n_captions']} captions, "
                      f"style `{s['style']}`)", "stands for": s["stands_for"]})
@@ -92,13 +132,12 @@ def stands_for_table(ctx: ReportContext) -> pd.DataFrame:
     for name, t in SUITES["zeroshot_aro"].items():
         rows.append({"toy twin": f"zero-shot task `{name}` (labels: {' + '.join(t.label_attrs)})",
                      "stands for": t.stands_for})
-    return pd.DataFrame(rows)
+    return Table(pd.DataFrame(rows), legend="A list, not a measurement: no spread.")
 
 
 def _chance_r1(ctx: ReportContext) -> dict[str, float]:
     """R@1 of a random ranking, image->text: P(any of an image's captions ranks first) = captions/image / all."""
-    with open(ctx.world_dir / "summary.json") as f:
-        world = json.load(f)
+    world = read_json(ctx.world_dir / "summary.json")
     out = {}
     for ds, split in (("coco", "coco_test"), ("flickr30k", "flickr_test")):
         s = world[split]
@@ -106,69 +145,101 @@ def _chance_r1(ctx: ReportContext) -> dict[str, float]:
     return out
 
 
-def _claims(ctx: ReportContext):
-    return PAPERS.get(NAME).claims(ctx.long, _chance_r1(ctx), ctx.methods)  # the registry's entry
+def evidence(ctx: ReportContext) -> Evidence:
+    """The ledger's evidence: the collected metrics, the per-item tables, the bootstrap seeded from ``base.seed``."""
+    return Evidence(ctx.long, ctx.metrics_dir, Bootstrap(seed=int((ctx.params.get("base") or {}).get("seed", 0))))
 
 
-def ledger(ctx: ReportContext) -> pd.DataFrame:
-    return ledger_table(_claims(ctx))
+def claims(ctx: ReportContext, ev: Evidence | None = None):
+    return PAPERS.get(NAME).claims(ev or evidence(ctx), _chance_r1(ctx), ctx.methods)  # the registry's entry
 
 
-def ledger_markdown(ctx: ReportContext) -> str:
-    lines = []
-    for c in _claims(ctx):
-        lines.append(f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*")
-    return "\n".join(lines)
+def ledger(ctx: ReportContext) -> tuple[str, Table]:
+    """The verdicts (Markdown: one line per claim, then the rule) and the ledger table (one row per condition)."""
+    ev = evidence(ctx)
+    cl = claims(ctx, ev)
+    lines = [f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*" for c in cl]
+    data = ledger_table(cl)
+    table = Table(data, ledger_shown(data), legend=rule_markdown(ev, cl, ctx.methods))
+    return "\n".join(lines), table
 
 
-def t6(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_t6(ctx.summ, ctx.paper_values, ctx.methods)
+def _long_table(long: pd.DataFrame, index: list[str], across: str, legend: str, artifacts: tuple[str, ...] = (),
+                perturbation: bool = False, extra: tuple[str, ...] = ()) -> Table:
+    return Table(long, tables.shown_wide(long, index, across, perturbation), legend,
+                 [*extra, *paper_notes(artifacts)])
 
 
-def t6_long(ctx: ReportContext) -> pd.DataFrame:
-    return tables.comparison_long(ctx.summ, ctx.paper_values, ctx.methods)
+def _keys(long: pd.DataFrame) -> list[str]:
+    return [k for k in dict.fromkeys(long["metric_key"]) if k]
 
 
-def t2(ctx: ReportContext) -> pd.DataFrame:
+def _perturbation_legend(what: str, n: int | None) -> str:
+    count = f"{n} " if n else ""
+    return (f"*{tables.PERTURBATION}* (a separate quantity): the sample std over the {count}{what} seeds within one "
+            "model, averaged over its chains. The paper's ± in this table is over its own perturbation seeds, so "
+            "compare it with this column.")
+
+
+def t6(ctx: ReportContext) -> Table:
+    long = tables.table_t6(ctx.summ, ctx.paper_values, ctx.methods)
+    return _long_table(long, ["group", "task"], "model", ctx.legend(_keys(long)), ("ARO-T6",))
+
+
+def t2(ctx: ReportContext) -> Table:
     from ....eval.inputs import read_manifest
     from ....metrics.aro import VG_RELATION_GROUP_OF
 
     inputs = read_manifest(ctx.benchmarks_dir)
-    with open(inputs["aro_vg_relation"]) as f:
-        records = json.load(f)
-    groups = VG_RELATION_GROUP_OF
-    if inputs.get("aro_relation_groups"):
-        with open(inputs["aro_relation_groups"]) as f:
-            groups = json.load(f)
+    records = read_json(inputs["aro_vg_relation"])
+    groups = read_json(inputs["aro_relation_groups"]) if inputs.get("aro_relation_groups") else VG_RELATION_GROUP_OF
     n_cases = pd.Series([r["relation_name"] for r in records]).value_counts().to_dict()
-    return tables.table_t2(ctx.summ, ctx.paper_values, n_cases, groups, ctx.methods)
+    long = tables.table_t2(ctx.summ, ctx.paper_values, n_cases, groups, ctx.methods)
+    return _long_table(long, ["relation", "relation group", "toy cases", "paper samples"], "model",
+                       ctx.legend(_keys(long)), ("ARO-T2",))
 
 
-def x1(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_x1(ctx.summ, ctx.paper_values, ctx.methods)
+def x1(ctx: ReportContext) -> Table:
+    long = tables.table_x1(ctx.summ, ctx.paper_values, ctx.methods)
+    return _long_table(long, ["model"], "task", ctx.legend(_keys(long)), ("ARO-X1",))
 
 
-def wrong_image(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_wrong_image(ctx.summ, ctx.methods)
+def x2(ctx: ReportContext) -> Table:
+    long = tables.table_x2(ctx.summ, ctx.paper_values, ctx.methods)
+    return _long_table(long, ["model"], "relation group", ctx.legend(_keys(long)), ("ARO-X2",))
 
 
-def x2(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_x2(ctx.summ, ctx.paper_values, ctx.methods)
+def wrong_image(ctx: ReportContext) -> Table:
+    long = tables.table_wrong_image(ctx.summ, ctx.methods)
+    return _long_table(long, ["model"], "measure", ctx.legend(_keys(long)),
+                       extra=("*own - wrong* is computed per model (own-image minus wrong-image macro accuracy), "
+                              "then averaged over its chains.",))
 
 
-def t5(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_t5(ctx.summ, ctx.paper_values, ctx.methods)
+def t5(ctx: ReportContext) -> Table:
+    long = tables.table_t5(ctx.summ, ctx.paper_values, ctx.methods)
+    n = int((ctx.params.get("benchmarks") or {}).get("order_seeds") or 0) or None
+    return _long_table(long, ["dataset", "model"], "measure", ctx.legend(_keys(long)), ("ARO-T5",), perturbation=True,
+                       extra=(_perturbation_legend("Order perturbation", n),))
 
 
-def t3(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_shuffled_retrieval(ctx.summ, ctx.paper_values, "ARO-T3", ctx.methods)
+def _shuffled(ctx: ReportContext, artifact: str) -> Table:
+    long = tables.table_shuffled_retrieval(ctx.summ, ctx.paper_values, artifact, ctx.methods)
+    n = int((ctx.params.get("benchmarks") or {}).get("shuffle_seeds") or 0) or None
+    return _long_table(long, ["dataset", "strategy", "model"], "measure", ctx.legend(_keys(long)), (artifact,),
+                       perturbation=True, extra=(_perturbation_legend("shuffle", n)
+                                                 + " No Shuffling rows have none.",))
 
 
-def t4(ctx: ReportContext) -> pd.DataFrame:
-    return tables.table_shuffled_retrieval(ctx.summ, ctx.paper_values, "ARO-T4", ctx.methods)
+def t3(ctx: ReportContext) -> Table:
+    return _shuffled(ctx, "ARO-T3")
 
 
-def t1(ctx: ReportContext) -> pd.DataFrame:
+def t4(ctx: ReportContext) -> Table:
+    return _shuffled(ctx, "ARO-T4")
+
+
+def t1(ctx: ReportContext) -> Table:
     from ....seeding import np_rng
     from ....text.perturb import ORDER_KINDS, TextShuffler
 
@@ -181,85 +252,258 @@ def t1(ctx: ReportContext) -> pd.DataFrame:
     rows = [{"Perturbation": "Original caption", "This pipeline": EXAMPLE_SENTENCE, "Paper": EXAMPLE_SENTENCE}]
     for k in ORDER_KINDS:
         rows.append({"Perturbation": k, "This pipeline": out[k][0], "Paper": paper[k]})
-    return pd.DataFrame(rows)
+    return Table(pd.DataFrame(rows), legend="One sample per perturbation (stochastic, seeded from `base.seed`): "
+                 "examples, no spread.", notes=paper_notes(("ARO-T1",)))
 
 
-def fig(ctx: ReportContext, out_dir: str, name: str) -> Path:
+# --------------------------------------------------------------------------- figures
+
+
+def fig(ctx: ReportContext, out_dir: str, name: str) -> str:
+    """Draw and save a figure (PNG and PDF under ``figures/``); return its HTML with the legend line under it."""
     if name == "ARO-F1":
         f = figures.figure1(ctx.summ, ctx.paper_values, ctx.methods)
+        keys = [k for _, k, _, _ in figures.F1_PANELS]
     elif name == "ARO-F2":
         f = figures.figure2(ctx.summ, ctx.methods)
+        keys = [k for k in ctx.long["key"].unique() if "/i2t/recall_at_1" in k and "_std" not in k]
     elif name == "ARO-F3":
         f = figures.figure3(ctx.summ, ctx.paper_values, ctx.methods)
+        keys = [k for _, k in tables.radar_axes()]
     elif name == "training_curves":
-        f = training_curves(ctx)
+        return figure_html(save_figure(training_curves(ctx), out_dir, name),
+                           "One curve per training run (each base model's pretraining; each fine-tuning run): "
+                           "single runs, no spread.")
     else:
         raise ValueError(f"unknown figure {name!r}")
-    return save_figure(f, out_dir, name)
+    if name == "ARO-F3":
+        legend = (f"Polygon vertices: means over whole-chain runs (one evaluated model per run; no error bars on a "
+                  f"radar): {runs_summary(ctx.long, ctx.methods, keys)}.")
+    else:
+        legend = spread_legend(ctx.long, ctx.methods, keys, lead="Bars: means; error bars: ± 1",
+                               single="A method with a single run has no error bar.")
+    extra = ["Retrieval axes: the mean of text R@1 (image->text) and image R@1 (text->image) on the Karpathy-test "
+             "twin, per model, then over chains (toy), or of the two R@1 printed in Table 6 (paper)."] \
+        if name == "ARO-F3" else []
+    return figure_html(save_figure(f, out_dir, name), legend, [*extra, *paper_notes((name,))])
 
 
-def _histories(ctx: ReportContext) -> dict[str, list[dict]]:
+def _histories(ctx: ReportContext) -> dict[str, tuple[str, list[dict]]]:
+    """Training histories by run name: ``(kind, records)`` with kind ``pretrain`` (``models/base/**``) or
+    ``finetune`` (``models/finetune/<variant>``)."""
     out = {}
-    for path in sorted(ctx.models_dir.glob("*/history.json")) + sorted(ctx.models_dir.glob("finetune/*/history.json")):
-        with open(path) as f:
-            out[path.parent.name] = json.load(f)
+    for path in sorted(ctx.models_dir.rglob("history.json")):
+        rel = path.parent.relative_to(ctx.models_dir)
+        kind = rel.parts[0] if rel.parts and rel.parts[0] in ("finetune", "lr") else "pretrain"
+        if kind == "lr":
+            continue
+        out[rel.as_posix()] = (kind, read_json(path))
     return out
 
 
 def training_curves(ctx: ReportContext) -> plt.Figure:
-    hist = _histories(ctx)
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.5))
-    for name, h in hist.items():
+    for name, (kind, h) in _histories(ctx).items():
         if not h:
             continue
-        steps = [r["step"] for r in h]
-        ax = axes[0] if name == "base" else axes[1]
-        ax.plot(steps, [r.get("contrastive_loss", np.nan) for r in h], label=name)
-    axes[0].set_title("pretraining (web split)")
-    axes[1].set_title("fine-tuning (COCO twin)")
+        ax = axes[0] if kind == "pretrain" else axes[1]
+        ax.plot([r["step"] for r in h], [r.get("contrastive_loss", np.nan) for r in h], label=name)
+    axes[0].set_title("pretraining (web split), one curve per base seed")
+    axes[1].set_title("fine-tuning (COCO twin), one curve per chain")
     for ax in axes:
         ax.set_xlabel("step")
         ax.set_ylabel("contrastive loss")
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6, loc="upper right", ncol=2)
     fig.tight_layout()
     return fig
 
 
-def lr_selection(ctx: ReportContext) -> pd.DataFrame:
+def lr_selection(ctx: ReportContext) -> Table:
+    """Every learning-rate grid point of every selection (one per method and chain, ``models/lr/<selection>``)."""
     rows = []
+    selections = ctx.params.get("selections") or {}
     for path in sorted(ctx.models_dir.glob("lr/*/selection.json")):
-        with open(path) as f:
-            sel = json.load(f)
+        sel = read_json(path)
+        base = (selections.get(path.parent.name) or {}).get("base", sel.get("base", ""))
         for lr, m in sel["grid"].items():
-            rows.append({"method": ctx.methods.label(sel["method"]), "lr": float(lr),
-                         "val mean R@1": round(m["mean_recall_at_1"], 4), "selected": float(lr) == sel["selected_lr"],
-                         "sweep epochs": sel["sweep_epochs"]})
-    return pd.DataFrame(rows)
+            rows.append({"selection": path.parent.name, "method": ctx.methods.label(sel["method"]), "base": base,
+                         "lr": float(lr), "val mean R@1": m["mean_recall_at_1"],
+                         "selected": float(lr) == sel["selected_lr"], "sweep epochs": sel["sweep_epochs"]})
+    return Table(pd.DataFrame(rows), legend="One row per grid point of each selection (one selection per method "
+                 "and chain, on that chain's base and mined data): single values, no spread.")
 
 
-def calibration_table(path: str | Path) -> pd.DataFrame | None:
+# --------------------------------------------------------------------------- calibration
+
+
+#: Short headers of the calibration CSVs' metric columns.
+SHORT_LABELS = {
+    "aro/vg_relation/macro_acc": "VG-R", "aro/vg_attribution/macro_acc": "VG-A", "aro/coco_order/acc": "COCO-Order",
+    "retrieval/coco/none/i2t/recall_at_1": "COCO text R@1",
+    "retrieval/coco/shuffle_all_words/i2t/recall_at_1": "COCO text R@1, words shuffled",
+    "retrieval/coco/i2t/recall_at_1": "COCO text R@1",
+    "retrieval/coco/shuffle/shuffle_all_words/i2t/recall_at_1": "COCO text R@1, words shuffled",
+    "zeroshot/cifar10/acc": "CIFAR10", "aro/vg_relation/wrong_image_macro_acc": "VG-R wrong image",
+    "aro/vg_attribution/wrong_image_macro_acc": "VG-A wrong image",
+    "aro/vg_relation/text_swap_cosine": "VG-R text cos", "aro/vg_attribution/text_swap_cosine": "VG-A text cos",
+    "train_rel_swap_acc": "train rel-swap acc", "test_rel_swap_acc": "test rel-swap acc",
+    "coco_train_images": "COCO-twin images", "train_seconds": "train s",
+}
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out |= _flat(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _at(params: dict, dotted: str) -> Any:
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def configuration(overlay: dict, commit: str, params: dict) -> tuple[str, str]:
+    """What a calibration row ran (the params of ``commit`` + ``overlay``) and how its overlay compares with
+    ``params`` (today's ``params.yaml``)."""
+    short = commit[:7] + (" (uncommitted changes)" if commit.endswith("-dirty") else "") if commit else "unknown commit"
+    flat = _flat(overlay)
+    label = f"params of {short}" + ("" if not flat else " + " + ", ".join(f"{k}={v}" for k, v in flat.items()))
+    differs = {k: (v, _at(params, k)) for k, v in flat.items() if _at(params, k) != v}
+    if not flat:
+        vs = "no overlay: that commit's defaults"
+    elif not differs:
+        vs = "overlay = today's values"
+    else:
+        vs = "; ".join(f"{k}: {v} (today {now})" for k, (v, now) in differs.items())
+    return label, vs
+
+
+def calibration_table(path: str | Path, params: dict | None = None) -> Table | None:
+    """The world-calibration sweep (``scripts/calibrate_world.py``): each row labelled by the configuration it ran
+    (its commit's params + its overlay, :func:`configuration`), not by the sweep's name for it."""
     path = Path(path)
     if not path.exists():
         return None
-    return pd.read_csv(path)
+    df = pd.read_csv(path)
+    if "overlay" not in df:
+        return Table(df, legend=f"Single seed per row: no spread. {NO_SPREAD_EMPTY}")
+    labels = [configuration(json.loads(o) if isinstance(o, str) and o else {},
+                            str(c) if isinstance(c, str) else "", params or {})
+              for o, c in zip(df["overlay"], df.get("git_commit", [""] * len(df)), strict=True)]
+    data = df.assign(configuration=[a for a, _ in labels], overlay_vs_today=[b for _, b in labels])
+    metrics = [c for c in df.columns if c not in ("config", "model", "overlay", "seconds", "git_commit")]
+    shown = data[["configuration", "model", *metrics, "seconds", "overlay_vs_today", "config"]].rename(
+        columns={**SHORT_LABELS, "overlay_vs_today": "overlay vs today's params.yaml", "config": "sweep name"})
+    return Table(data, shown, legend=f"Single seed per configuration at reduced sizes (a screening tool): no spread. "
+                 f"{NO_SPREAD_EMPTY} *configuration* = the params of the commit the row ran at plus its overlay.")
 
 
 def calibration_markdown(path: str | Path) -> str:
-    df = calibration_table(path)
-    if df is None or df.empty:
+    path = Path(path)
+    if not path.exists():
+        return f"No calibration results at `{path}` yet (run `python scripts/calibrate_world.py --config NAME`)."
+    df = pd.read_csv(path)
+    if df.empty:
         return f"No calibration results at `{path}` yet (run `python scripts/calibrate_world.py --config NAME`)."
     return (f"{df['config'].nunique()} configurations, {len(df)} rows; total sweep time "
             f"{df.drop_duplicates('config')['seconds'].sum() / 60:.0f} CPU-minutes.")
 
 
-def negative_composition(ctx: ReportContext, world_dir: str | Path, mined_dir: str | Path) -> pd.DataFrame:
+
+def caption_stats_table(path: str | Path) -> Table | None:
+    """Real COCO captions beside the COCO twin's (``scripts/caption_statistics.py``): one row per statistic, one
+    numeric column per corpus, and each twin's difference from the real captions."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    wide = df.pivot_table(index="statistic", columns="corpus", values="value", aggfunc="first", sort=False)
+    wide = wide.reset_index()
+    for col in [c for c in wide.columns if c not in ("statistic", "real")]:
+        if "real" in wide:
+            wide[f"{col} - real"] = wide[col] - wide["real"]
+    overlays = df.loc[df["overlay"].notna() & (df["overlay"] != ""), ["corpus", "overlay"]].drop_duplicates()
+    notes = [f"`{c}`: the twin with `{o}`" for c, o in overlays.itertuples(index=False)]
+    return Table(wide, legend=(
+        "Counts over captions, no spread: `real` = the 25,010 COCO Karpathy test captions (read from "
+        "`../shared/real_samples/`, never copied), `twin` = the COCO twin's `coco_train` captions under today's "
+        "params, both parsed by the same spaCy pipeline and mined by the same NegCLIP miner as `mine@negclip`. "
+        "`share_*`: share of captions (`rel_word`: any relation word; `rel_objects`: a relation between two "
+        "objects; `and`: the word \"and\"); `neg_share/<level>/<type>`: share of each negative type among the "
+        "candidate swaps, the mined negatives (at most `max_negatives` per caption) or the ones NegCLIP's batches "
+        "draw; `subject_object*`: swaps that exchange the two ends of a relation."), notes=notes)
+
+
+def full_calibration_table(path: str | Path) -> Table | None:
+    """Full-size calibration rows (``scripts/calibration_run.py``): the whole pipeline on a params overlay, on
+    every chain; mean, spread and n per (configuration, method) and metric, with the configuration's CPU cost."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    keys = [c for c in df.columns if "/" in c]
+    grouped = df.groupby(["config", "method"], sort=False)
+    data = grouped[keys].agg(["mean", "std", "count"])
+    data.columns = [f"{k}/{stat}" for k, stat in data.columns]
+    data = data.reset_index()
+    data["cpu_minutes"] = grouped["cpu_minutes"].first().to_numpy()
+    data["overlay"] = grouped["overlay"].first().to_numpy()
+    shown = data[["config", "method"]].copy()
+    for k in keys:
+        shown[SHORT_LABELS.get(k, k)] = [cell(m, s, n) for m, s, n in
+                                         zip(data[f"{k}/mean"], data[f"{k}/std"], data[f"{k}/count"], strict=True)]
+    shown["CPU-min (config)"] = data["cpu_minutes"]
+    shown["overlay"] = data["overlay"]
+    return Table(data, shown, legend=(
+        "Each configuration ran the whole pipeline at full size (every stage, its own LR selection) on every chain: "
+        "± = sample standard deviation over whole chains (base seed -> pretraining -> mining -> LR selection -> "
+        "fine-tuning; CLIP: over base seeds), n = chains. CPU-min: the configuration's CPU time summed over all its "
+        "stages (`runs/*.json`). *overlay*: the params it changed against the `params.yaml` of its commit."))
+
+
+def seed_design_table(path: str | Path) -> Table | None:
+    """Variance components and the spread of the mean per seed design (``scripts/seed_design.py``)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    return Table(df, legend=(
+        "From a grid of base seeds x fine-tuning seeds of the default params: one-way random-effects variance "
+        "components (between bases, between fine-tuning seeds within a base; negative estimates truncated at 0), "
+        "and for each design (bases x fine-tuning seeds) the standard deviation of the mean it would give and its "
+        "cost in CPU-minutes (from the grid's own stage times)."))
+
+def budget_table(path: str | Path) -> Table | None:
+    """The fine-tuning budget probe (``scripts/probe_finetune_budget.py``)."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    return Table(df, df.rename(columns=SHORT_LABELS),
+                 legend=f"Single seed per row: no spread. {NO_SPREAD_EMPTY} *source* says which run a row is.")
+
+
+# --------------------------------------------------------------------------- probes and inventories
+
+
+def negative_composition(ctx: ReportContext, world_dir: str | Path, mined_dir: str | Path) -> Table:
     """Kinds of the mined NegCLIP negatives over the mined split (``mine.negclip.split``; :mod:`.negatives`)."""
     split = ctx.params["mine"]["negclip"]["split"]
     negatives = read_json(Path(mined_dir) / "negatives.json")
     captions = Split(world_dir, split).captions()
     if len(negatives) != len(captions):
         raise ValueError(f"{Path(mined_dir) / 'negatives.json'}: {len(negatives)} images, but split {split!r} has {len(captions)}")
-    return composition(captions, negatives)
+    return Table(composition(captions, negatives), legend=f"Counts over `{Path(mined_dir).name}` (the mined data of "
+                 "one chain; mining is a deterministic function of the caption and its base): no spread.")
 
 
 PLASTICITY_METRICS = ("col_rel", "rel_any", "rel_lr")
@@ -291,6 +535,16 @@ def plasticity_table(path: str | Path) -> pd.DataFrame | None:
     return out.rename(columns={"step": "fine-tune steps", "samples": "fine-tune samples"})
 
 
+def plasticity(path: str | Path) -> Table | None:
+    """:func:`plasticity_table` with its legend (``pretrain_samples`` -1: the pipeline's base, shown as text)."""
+    df = plasticity_table(path)
+    if df is None:
+        return None
+    shown = df.assign(pretrain_samples=["pipeline base" if v == -1 else v for v in df["pretrain_samples"]])
+    return Table(df, shown, legend=f"One run (one seed) per row: no spread. {NO_SPREAD_EMPTY} `pretrain_samples` "
+                 "-1 in the CSV: the start is the pipeline's base model (shown as *pipeline base*).")
+
+
 def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
     df = _read_plasticity(path)
     if df is None:
@@ -313,37 +567,49 @@ def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
     return save_figure(fig, out_dir, "plasticity_probe")
 
 
-def artifacts(ctx: ReportContext, mined_dir: str | Path) -> pd.DataFrame:
+def plasticity_figure_html(path: str | Path, out_dir: str) -> str:
+    png = plasticity_figure(path, out_dir)
+    return "" if png is None else figure_html(png, "One curve per probe run (single seed): no spread; dashed line: "
+                                              "chance (0.5).")
+
+
+def artifacts(ctx: ReportContext, mined_dir: str | Path) -> Table:
     """ARO-D1..D4 and ARO-M1/M2, counted from the stage outputs (:mod:`.artifacts`)."""
-    return artifact_inventory(ctx.benchmarks_dir, mined_dir, ctx.models_dir, ctx.params["variants"],
-                              ctx.params["finetune"]["epochs"])
+    df = artifact_inventory(ctx.benchmarks_dir, mined_dir, ctx.models_dir, ctx.params["variants"],
+                            ctx.params["finetune"]["epochs"], ctx.params.get("bases") or {})
+    return Table(df, legend="Counts read from the stage outputs: no spread.",
+                 notes=paper_notes(("ARO-D1", "ARO-D3", "ARO-M1")))
 
 
-def provenance_table(ctx: ReportContext) -> pd.DataFrame:
-    return provenance(ctx.long)
+def provenance_table(ctx: ReportContext) -> Table:
+    return Table(provenance(ctx.long), legend=PROVENANCE_LEGEND)
 
 
 def deviations_markdown(ctx: ReportContext) -> str:
     ft = ctx.params.get("finetune", {})
+    bases = ctx.params.get("base_seeds")
     return "\n".join([
         "- **Order tasks**: one case per caption (the ARO code's convention), not one per image (Figure 1's 6,000).",
-        f"- **Seeds**: Order over {ctx.params['benchmarks']['order_seeds']} perturbation seeds (main text: 5; Table 5: 3); "
-        f"retrieval shuffles over {ctx.params['benchmarks']['shuffle_seeds']} seeds. ± is the sample std (ddof=1).",
+        f"- **Seeds**: whole chains over base seeds {bases if bases is not None else '(one base)'} x the fine-tuning "
+        f"seeds of params `seeds` ({ctx.params.get('seeds')}); ± is the sample std (ddof=1) over chains. Order over "
+        f"{ctx.params['benchmarks']['order_seeds']} perturbation seeds (main text: 5; Table 5: 3); retrieval "
+        f"shuffles over {ctx.params['benchmarks']['shuffle_seeds']} seeds; their spreads are separate columns.",
         "- **Tie rules**: VG-R/VG-A options are [false, true] so a tie counts wrong; Order options put the original "
         "first so a tie counts right (the ARO code's np.argmax behaviour, pinned by tests).",
         "- **Downstream classification**: zero-shot with prompt ensembling on the toy twins (the paper's protocol is "
         "unstated and its CLIP numbers look like linear probes).",
-        f"- **Learning rate**: selected per method from {ft.get('lr_grid')} by validation mean R@1 after "
+        f"- **Learning rate**: selected per method and chain from {ft.get('lr_grid')} by validation mean R@1 after "
         f"{ft.get('sweep_epochs')} epoch(s) (paper: {{1e-5, 5e-6, 1e-6}} by COCO-val retrieval; the toy model is "
         "trained from scratch, so its useful LRs are larger).",
         "- **NegCLIP negatives**: the authors' gist generators (NP, VP, NN, NNS, ADV, ADJ swaps, up to 5 per caption) "
         "on every caption; CLIP-FT trains on the same rows without negatives or hard images.",
-        "- **Hard images**: K nearest neighbours by base-model image cosine similarity, excluding the image itself.",
+        "- **Hard images**: K nearest neighbours by the chain's base-model image cosine similarity, excluding the "
+        "image itself.",
         f"- **Conjunction captions**: {ctx.params['world']['captions'].get('and_prob', 0.0):.0%} of the COCO/Flickr-twin "
         "captions name two objects joined by \"and\" (\"a red circle and a blue square\", \"the red circle and the "
         "blue square\") instead of stating a relation, as real COCO captions often do. Without them no fine-tuning "
         "caption has VG-A's template, and the plasticity probe shows that binding learned in the relation template "
-        "does not transfer to it (calibration rows `and0.2*`).",
+        "does not transfer to it (calibration rows with `world.captions.and_prob=0.2`).",
         f"- **Training budget**: pretraining {ctx.params['pretrain']['epochs']} epoch(s) over "
         f"{ctx.params['world']['splits']['web']['n_images']} web images (short enough that the tiny image tower can "
         f"still learn binding, see the plasticity probe), fine-tuning {ft.get('epochs')} epoch(s) over "

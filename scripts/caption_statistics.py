@@ -1,0 +1,194 @@
+"""Caption statistics of real COCO vs the toy world's COCO twin (issue 13: relations, calibrated against data).
+
+Computes :func:`vlcomp.text.caption_stats.caption_statistics` on
+
+- ``real``: the COCO Karpathy test captions (``--real``, default ``../shared/real_samples/coco_karpathy_test.json``;
+  skipped with a message when the file is absent), captions stripped as the paper profile reads them;
+- ``twin``: the first ``--twin-images`` images of the twin's fine-tuning split (``mine.negclip.split``,
+  ``coco_train``), generated with the world code from the profile's params (``vlcomp.config.profile_params``);
+- ``twin_overlay``: the same with ``--set KEY=VALUE`` overlays (e.g. ``--set world.captions.and_prob=0.1``),
+  when any is given.
+
+Every corpus is mined as ``mine@negclip-<first base>`` mines (same spaCy pipeline, generators, ``max_negatives``
+and random stream), so the twin's mined negatives are the stage's for those images; ``drawn`` shares use
+``methods.negclip.batch.negatives`` draws per row.
+
+Writes ``--out`` (one row per corpus x statistic: ``corpus, overlay, statistic, value``) and ``--items``
+(one row per caption: ``corpus``, ``image``, ``caption_index`` and the numeric columns of
+:func:`caption_items`; no caption text, so no real annotation text lands in the repository; pass
+``--items-text PATH`` for a copy with the captions and their negatives, to a git-ignored place such as runs/).
+
+``--search PATH`` also screens the knob grid :data:`SEARCH_GRID` on ``--search-images`` twin images and writes
+one row per candidate with its statistics and :func:`calibration_distance` to the real ones (needs ``real``).
+
+Usage:
+  python scripts/caption_statistics.py [--set world.captions.and_prob=0.1 ...] [--twin-images 5000]
+      [--out calibration/coco_caption_stats.csv] [--items calibration/coco_caption_items.parquet]
+      [--search calibration/coco_caption_search.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from vlcomp.config import chain_seed, profile_params, section
+from vlcomp.formats.karpathy import read_caption_file
+from vlcomp.seeding import np_rng
+from vlcomp.text.caption_stats import calibration_distance, caption_items, caption_statistics
+from vlcomp.text.nlp import load_spacy
+from vlcomp.world import world_configs
+from vlcomp.world.generate import generate_split
+
+REPO = Path(__file__).resolve().parents[1]
+REAL = REPO.parent / "shared" / "real_samples" / "coco_karpathy_test.json"
+
+#: The knob grid of ``--search`` (``world.captions.*``): "and" and relation structure x the attribute
+#: probabilities of COCO/Flickr captions (the ``detailed_*`` overrides, so the web split stays as it is).
+#: ``extra_and_prob`` is paired with ``extra_prob`` so that about 14 % of relation captions use "and"
+#: (3-object scenes are ~42 % of the world: 0.42 * extra_prob * extra_and_prob ~ 0.14).
+SEARCH_GRID: dict[str, list[Any]] = {
+    "and_prob": [0.07, 0.1],
+    "extra_prob,extra_and_prob": [(0.75, 0.45), (1.0, 0.34)],
+    "detailed_colour_prob": [0.2, 0.3, 0.5],
+    "detailed_size_prob": [0.0, 0.1, 0.2],
+    "detailed_material_prob": [0.0, 0.1, 0.3],
+}
+#: Statistics the ``--search`` table keeps besides the knobs.
+SEARCH_COLUMNS = ("share_and", "share_rel_objects", "words_mean", "share_no_negative", "neg_share/mined/noun_phrase",
+                  "neg_share/mined/noun", "neg_share/mined/adjective", "neg_share/mined/verb_phrase",
+                  "neg_share/mined/subject_object_np", "neg_share/mined/subject_object_noun")
+
+
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``["a.b=1", ...]`` -> a nested overlay ``{"a": {"b": 1}}`` (values read as YAML)."""
+    overlay: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or any(not k for k in key.split(".")):
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. world.captions.and_prob=0.1")
+        *path, last = key.split(".")
+        node = overlay
+        for k in path:
+            node = node.setdefault(k, {})
+        node[last] = yaml.safe_load(value)
+    return overlay
+
+
+def grid_overlays(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of ``grid`` as a ``world.captions`` overlay (keys joined by "," vary together)."""
+    out = []
+    for combo in itertools.product(*grid.values()):
+        caps: dict[str, Any] = {}
+        for keys, value in zip(grid, combo, strict=True):
+            names = keys.split(",")
+            caps.update(zip(names, value if len(names) > 1 else [value], strict=True))
+        out.append({"world": {"captions": caps}})
+    return out
+
+
+def twin_captions(params: dict[str, Any], n_images: int) -> pd.DataFrame:
+    """Captions of the first ``n_images`` images of the twin's NegCLIP split (``image``, ``caption_index``,
+    ``caption``), generated by the world code exactly as the world stage generates that split."""
+    split = section(params, "mine.negclip.split")
+    wcfg, ccfg, specs = world_configs(params)
+    spec = next((s for s in specs if s.name == split), None)
+    if spec is None:
+        raise ValueError(f"params: mine.negclip.split={split!r} is not a split of world.splits")
+    spec = replace(spec, n_images=min(n_images, spec.n_images))
+    _, _, annotations, _ = generate_split(spec, wcfg, ccfg, section(params, "base.seed"))
+    return _flatten(annotations)
+
+
+def _flatten(annotations: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{"image": a["image"], "caption_index": j, "caption": c}
+                         for a in annotations for j, c in enumerate(a["caption"])])
+
+
+def corpus_items(captions: pd.DataFrame, params: dict[str, Any], nlp) -> pd.DataFrame:
+    """:func:`caption_items` for ``captions``, mined as ``mine@negclip`` on the first chain mines."""
+    base = next(iter(section(params, "bases")))
+    rng = np_rng(chain_seed(params, base), "mine", "negclip", "captions")
+    items = caption_items(captions["caption"].tolist(), nlp, rng,
+                          max_negatives=section(params, "mine.negclip.max_negatives"))
+    return pd.concat([captions[["image", "caption_index"]].reset_index(drop=True),
+                      items.reset_index(drop=True)], axis=1)
+
+
+def _stats_rows(corpus: str, overlay: str, stats: dict[str, float]) -> list[dict[str, Any]]:
+    return [{"corpus": corpus, "overlay": overlay, "statistic": k, "value": v} for k, v in stats.items()]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--profile", default="toy")
+    p.add_argument("--root", default=str(REPO), help="the repository whose profiles/ to read")
+    p.add_argument("--real", default=str(REAL), help="a COCO Karpathy caption file")
+    p.add_argument("--twin-images", type=int, default=5000, help="images of the twin split (5 captions each)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="params overlay for the twin_overlay corpus (repeatable)")
+    p.add_argument("--out", default=str(REPO / "calibration" / "coco_caption_stats.csv"))
+    p.add_argument("--items", default=str(REPO / "calibration" / "coco_caption_items.parquet"))
+    p.add_argument("--items-text", default=None, help="also write the per-caption rows with their text here")
+    p.add_argument("--search", default=None, help="screen SEARCH_GRID and write its table here")
+    p.add_argument("--search-images", type=int, default=600)
+    args = p.parse_args()
+    if args.twin_images < 1 or args.search_images < 1:
+        raise SystemExit("--twin-images and --search-images must be >= 1")
+
+    params = profile_params(args.profile, args.root)
+    overlay = parse_sets(args.sets)
+    nlp = load_spacy(section(params, "nlp.spacy_model"))
+    draws = section(params, "methods.negclip.batch.negatives")
+    corpora: list[tuple[str, str, pd.DataFrame]] = []
+
+    real_path = Path(args.real)
+    if real_path.is_file():
+        corpora.append(("real", "", corpus_items(_flatten(read_caption_file(real_path)), params, nlp)))
+    else:
+        print(f"real captions not found at {real_path}: the real corpus is skipped", file=sys.stderr)
+    corpora.append(("twin", "", corpus_items(twin_captions(params, args.twin_images), params, nlp)))
+    if overlay:
+        over = profile_params(args.profile, args.root, overlay)
+        corpora.append(("twin_overlay", " ".join(args.sets),
+                        corpus_items(twin_captions(over, args.twin_images), over, nlp)))
+
+    stats = {name: caption_statistics(items, draws=draws) for name, _, items in corpora}
+    rows = [r for name, label, _ in corpora for r in _stats_rows(name, label, stats[name])]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(args.out, index=False, float_format="%.6g")
+    all_items = pd.concat([items.assign(corpus=name) for name, _, items in corpora], ignore_index=True)
+    all_items = all_items[["corpus", *[c for c in all_items.columns if c != "corpus"]]]
+    all_items.drop(columns=["caption", "negatives"]).to_parquet(args.items, index=False)
+    if args.items_text:
+        all_items.to_parquet(args.items_text, index=False)
+
+    table = pd.DataFrame(stats)
+    with pd.option_context("display.width", 200, "display.max_rows", 200):
+        print(table.round(4).to_string())
+
+    if args.search:
+        if "real" not in stats:
+            raise SystemExit("--search needs the real captions (see --real)")
+        search_rows = []
+        for ov in grid_overlays(SEARCH_GRID):
+            cand = profile_params(args.profile, args.root, overlay, ov)
+            st = caption_statistics(corpus_items(twin_captions(cand, args.search_images), cand, nlp), draws=draws)
+            search_rows.append({**{f"world.captions.{k}": v for k, v in ov["world"]["captions"].items()},
+                                **{k: st[k] for k in SEARCH_COLUMNS},
+                                "distance": calibration_distance(stats["real"], st)})
+        found = pd.DataFrame(search_rows).sort_values("distance", kind="stable")
+        found.to_csv(args.search, index=False, float_format="%.6g")
+        with pd.option_context("display.width", 250):
+            print(found.head(10).round(3).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
