@@ -13,7 +13,8 @@ AdamW; an evaluation unit: preprocessing and encoding of one batch, timed separa
     .venv/bin/python perf/bench_speed_options.py --workspace . --steps 25 --warmup 5 \
         --out perf/results/issue13_speed.json
 
-``--workspace``: a workspace of a default run (data/world, data/mined/negclip, models/base, models/lr, data/benchmarks
+``--workspace``: a workspace of a default run (data/world, data/mined/negclip-<base>, models/base/<base>,
+models/lr/<method>-<base>, data/benchmarks; ``--base`` the chain, default b0
 and its params.yaml). Writes medians per side, ratios against the pinned float32 side (and pinned vs unpinned), the
 machine (CPU model, AVX-512 flags, torch), the 1-minute load average sampled every round, bitwise parity of
 channels-last evaluation features, and the share of real tokens in the text batches with and without buckets.
@@ -59,6 +60,8 @@ from dataclasses import replace
 from vlcomp.config import load_params, section
 
 ws, workload, steps, options = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+import os
+BASE = os.environ.get("BENCH_BASE", "b0")  # the chain (--base)
 params = load_params(ws / "params.yaml")
 info = {"ready": True, "capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads()}
 
@@ -93,8 +96,8 @@ if workload == "eval_images":
     from vlcomp.models.factory import ModelSpec, create_model
     from vlcomp.models.scorers import toy_scorer
     from vlcomp.text.tokenizer import get_tokenizer
-    meta = read_json(ws / "models/base/model.json")
-    spec = ModelSpec(meta["arch"], str(ws / "models/base/model.pt"), meta["tokenizer"], meta["context_length"])
+    meta = read_json(ws / "models/base" / BASE / "model.json")
+    spec = ModelSpec(meta["arch"], str(ws / "models/base" / BASE / "model.pt"), meta["tokenizer"], meta["context_length"])
     batch = section(params, "evaluate.batch_size")
     files = sorted(glob.glob(str(ws / "data/benchmarks/**/*.png"), recursive=True))[::7][: 4 * batch]
     images = [Image.open(f).convert("RGB") for f in files]
@@ -151,12 +154,12 @@ else:  # clip_ft, negclip: the fine-tuning stage's recipe from the base model
     from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
     cfg = finetune_config(section(params, "finetune"))
     method = method_config(params, workload)
-    data = FinetuneData(ws / "data/world", ws / "data/mined" / method.generator, cfg, method)
-    lr = read_json(ws / "models/lr" / workload / "selection.json")["selected_lr"]
+    data = FinetuneData(ws / "data/world", ws / "data/mined" / f"{method.generator}-{BASE}", cfg, method)
+    lr = read_json(ws / "models/lr" / f"{workload}-{BASE}" / "selection.json")["selected_lr"]
     sampler = make_sampler(data.rows, method, cfg.batch_size, data.mined)
     info["tokens"] = token_shares(sampler, tokenizer, np_rng(0, "bench", "tokens"))
     tcfg = replace(cfg.train_config(lr, (steps + 1) / sampler.steps_per_epoch), log_every=1, **options)
-    run = lambda: finetune_one(with_weights(spec, ws / "models/base/model.pt"), data, method, tcfg, 0, "bench",
+    run = lambda: finetune_one(with_weights(spec, ws / "models/base" / BASE / "model.pt"), data, method, tcfg, 0, "bench",
                                on_log=on_log)
 info["batch"] = tcfg.batch_size
 print(json.dumps(info), flush=True)
@@ -258,6 +261,7 @@ def bench(ws: Path, workload: str, sides: dict, steps: int, warmup: int, tmp: Pa
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workspace", type=Path, required=True)
+    p.add_argument("--base", default="b0", help="the chain whose base, mined data and LR selection to use")
     p.add_argument("--workloads", nargs="+", default=["eval_images", "pretrain", "clip_ft", "negclip"])
     p.add_argument("--steps", type=int, default=25)
     p.add_argument("--warmup", type=int, default=5)
@@ -265,6 +269,7 @@ def main() -> None:
                    "one kept is the reference of every ratio)")
     p.add_argument("--out", type=Path)
     args = p.parse_args()
+    os.environ["BENCH_BASE"] = args.base  # the workers read it
     import tempfile
 
     import torch
