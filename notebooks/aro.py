@@ -200,11 +200,8 @@ if cal is not None:
 # `twin_overlay` is the twin under the overlay named under the table: the previous defaults, for comparison.
 
 # %% tags=["profile-toy"]
-caption_stats = R.caption_stats_table(Path(calibration_csv).parent / "coco_caption_stats.csv")
-if caption_stats is None:
-    display(Markdown("No caption statistics yet (run `python scripts/caption_statistics.py`)."))
-else:
-    display(HTML(R.show(out_dir, "caption_statistics", caption_stats)))
+display(HTML(R.show_or_missing(out_dir, "caption_statistics", R.caption_stats_table(Path(calibration_csv).parent / "coco_caption_stats.csv"),
+                              "No caption statistics yet (run `python scripts/caption_statistics.py`).")))
 
 # %% [markdown] tags=["profile-toy"]
 # ### Full-size calibration rows, over whole chains
@@ -214,11 +211,8 @@ else:
 # sits beside its wrong-image control.
 
 # %% tags=["profile-toy"]
-full_cal = R.full_calibration_table(Path(calibration_csv).parent / "aro_world_full.csv")
-if full_cal is None:
-    display(Markdown("No full-size calibration rows yet (run `python scripts/calibration_run.py --config NAME`)."))
-else:
-    display(HTML(R.show(out_dir, "world_calibration_full", full_cal)))
+display(HTML(R.show_or_missing(out_dir, "world_calibration_full", R.full_calibration_table(Path(calibration_csv).parent / "aro_world_full.csv"),
+                              "No full-size calibration rows yet (run `python scripts/calibration_run.py --config NAME`).")))
 
 # %% [markdown] tags=["profile-toy"]
 # ### Seed design: where the variance comes from
@@ -227,11 +221,8 @@ else:
 # default `base_seeds` x `seeds` was chosen from it (README "Seeds").
 
 # %% tags=["profile-toy"]
-design = R.seed_design_table(Path(calibration_csv).parent / "seed_design.csv")
-if design is None:
-    display(Markdown("No seed-design table yet (run `python scripts/seed_design.py WORKSPACE`)."))
-else:
-    display(HTML(R.show(out_dir, "seed_design", design)))
+display(HTML(R.show_or_missing(out_dir, "seed_design", R.seed_design_table(Path(calibration_csv).parent / "seed_design.csv"),
+                              "No seed-design table yet (run `python scripts/seed_design.py WORKSPACE`).")))
 
 # %% [markdown] tags=["profile-toy"]
 # ### Fine-tuning budget: more epochs, or more images?

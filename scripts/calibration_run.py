@@ -41,9 +41,6 @@ from vlcomp.config import profile_params  # noqa: E402
 from vlcomp.profiles.switch import render  # noqa: E402
 from vlcomp.tracking import git_commit  # noqa: E402
 
-#: the repository commit the workspace was copied from (set by main; "-dirty": with uncommitted edits)
-SOURCE_COMMIT = ""
-
 #: what a calibration row records of each model (the issue's list: relations with their control, attribution,
 #: order, retrieval, and the other papers' relation benchmarks)
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_relation/wrong_image_macro_acc", "aro/vg_attribution/macro_acc",
@@ -133,8 +130,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=REPO / "calibration" / "aro_world_full.csv")
     p.add_argument("--collect-only", action="store_true")
     args = p.parse_args()
-    global SOURCE_COMMIT
-    SOURCE_COMMIT = git_commit(REPO)
+    source_commit = git_commit(REPO)  # what the workspace copies ("-dirty": with uncommitted edits)
     overlay = parse_sets(args.sets)
     bases = [int(s) for s in args.base_seeds.split(",")] if args.base_seeds else None
     ws = (args.workspace or REPO.parent / "vlcomp-calibration" / args.config).resolve()
@@ -144,7 +140,7 @@ def main() -> None:
         wall = run(ws, args.jobs)
     rows = collect(ws, args.config, overlay, wall)
     if not rows["git_commit"].iloc[0]:  # the workspace is a copy without history: the code it copied
-        rows["git_commit"] = SOURCE_COMMIT
+        rows["git_commit"] = source_commit
     write_rows(args.out, rows)
     with pd.option_context("display.width", 250, "display.max_columns", 30):
         print(rows.drop(columns=["overlay", "git_commit"]).round(3).to_string(index=False))

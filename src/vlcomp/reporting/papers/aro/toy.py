@@ -91,6 +91,15 @@ def show(out_dir: str | Path, name: str, table: Table) -> str:
     return table_html(save_table(table, out_dir, name))
 
 
+def show_or_missing(out_dir: str | Path, name: str, table: Table | None, missing: str) -> str:
+    """:func:`show` for a table, or the paragraph ``missing`` (how to produce it) when there is none yet."""
+    if table is None:
+        import re
+
+        return "<p>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", missing) + "</p>"  # inline code as Markdown shows it
+    return show(out_dir, name, table)
+
+
 def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:
     """The NegCLIP method's training data of the first chain: ``<mined_root>/<generator>-<base>`` (params
     ``mining``), or ``<mined_root>/<generator>`` in the single-base layout (also when only that folder exists)."""
@@ -387,13 +396,18 @@ def configuration(overlay: dict, commit: str, params: dict) -> tuple[str, str]:
     return label, vs
 
 
+
+def _read_csv(path: str | Path) -> pd.DataFrame | None:
+    """A calibration or probe CSV, or None when it was not written (yet)."""
+    path = Path(path)
+    return pd.read_csv(path) if path.exists() else None
+
 def calibration_table(path: str | Path, params: dict | None = None) -> Table | None:
     """The world-calibration sweep (``scripts/calibrate_world.py``): each row labelled by the configuration it ran
     (its commit's params + its overlay, :func:`configuration`), not by the sweep's name for it."""
-    path = Path(path)
-    if not path.exists():
+    df = _read_csv(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     if "overlay" not in df:
         return Table(df, legend=f"Single seed per row: no spread. {NO_SPREAD_EMPTY}")
     labels = [configuration(json.loads(o) if isinstance(o, str) and o else {},
@@ -422,10 +436,9 @@ def calibration_markdown(path: str | Path) -> str:
 def caption_stats_table(path: str | Path) -> Table | None:
     """Real COCO captions beside the COCO twin's (``scripts/caption_statistics.py``): one row per statistic, one
     numeric column per corpus, and each twin's difference from the real captions."""
-    path = Path(path)
-    if not path.exists():
+    df = _read_csv(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     wide = df.pivot_table(index="statistic", columns="corpus", values="value", aggfunc="first", sort=False)
     wide = wide.reset_index()
     for col in [c for c in wide.columns if c not in ("statistic", "real")]:
@@ -446,10 +459,9 @@ def caption_stats_table(path: str | Path) -> Table | None:
 def full_calibration_table(path: str | Path) -> Table | None:
     """Full-size calibration rows (``scripts/calibration_run.py``): the whole pipeline on a params overlay, on
     every chain; mean, spread and n per (configuration, method) and metric, with the configuration's CPU cost."""
-    path = Path(path)
-    if not path.exists():
+    df = _read_csv(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     keys = [c for c in df.columns if "/" in c]
     grouped = df.groupby(["config", "method"], sort=False)
     data = grouped[keys].agg(["mean", "std", "count"])
@@ -472,10 +484,9 @@ def full_calibration_table(path: str | Path) -> Table | None:
 
 def seed_design_table(path: str | Path) -> Table | None:
     """Variance components and the spread of the mean per seed design (``scripts/seed_design.py``)."""
-    path = Path(path)
-    if not path.exists():
+    df = _read_csv(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     return Table(df, legend=(
         "From a grid of base seeds x fine-tuning seeds of the default params: one-way random-effects variance "
         "components (between bases, between fine-tuning seeds within a base; negative estimates truncated at 0), "
@@ -484,10 +495,9 @@ def seed_design_table(path: str | Path) -> Table | None:
 
 def budget_table(path: str | Path) -> Table | None:
     """The fine-tuning budget probe (``scripts/probe_finetune_budget.py``)."""
-    path = Path(path)
-    if not path.exists():
+    df = _read_csv(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     return Table(df, df.rename(columns=SHORT_LABELS),
                  legend=f"Single seed per row: no spread. {NO_SPREAD_EMPTY} *source* says which run a row is.")
 
@@ -511,10 +521,9 @@ PLASTICITY_METRICS = ("col_rel", "rel_any", "rel_lr")
 
 def _read_plasticity(path: str | Path) -> pd.DataFrame | None:
     """The probe's CSV; rows written before ``--colour-share`` existed used one colour swap in two (0.5)."""
-    path = Path(path)
-    if not path.exists():
+    df = _read_csv(path)
+    if df is None:
         return None
-    df = pd.read_csv(path)
     if "colour_share" not in df:
         df.insert(1, "colour_share", 0.5)
     return df
