@@ -138,6 +138,20 @@ display(HTML(R.show(out_dir, "ARO-X1", R.x1(ctx))))
 display(HTML(R.show(out_dir, "wrong_image_control", R.wrong_image(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
+# ## Forgetting: zero-shot on concepts the COCO twin never shows
+# Not a paper artifact. Real COCO shows 80 object classes, web data far more, so fine-tuning on COCO can forget
+# what the base knew of the rest. The toy world has the same structure: `world.web_only_shapes` and
+# `world.web_only_colours` appear in the web split only, and ARO-T6's zero-shot twins draw from the full web
+# vocabulary (CIFAR10 twin: 10 shapes, 2 web-only; CIFAR100 twin: 10 colours x 10 shapes, 36 classes naming a
+# web-only concept). Accuracy on the COCO classes is what fine-tuning also teaches; on the web-only classes, what
+# it can only keep or forget. Chance is 1 / number of classes of the task (10, 100, 300).
+
+# %% tags=["profile-toy"]
+forgetting = R.forgetting(ctx)
+display(HTML(R.show_or_missing(out_dir, "forgetting", forgetting,
+                               "The world has no web-only concepts (`world.web_only_*` empty).")))
+
+# %% [markdown] tags=["profile-toy"]
 # ## ARO-T5 — Pick-the-Right-Caption / Order (Table 5)
 
 # %% tags=["profile-toy"]

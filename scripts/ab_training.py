@@ -10,7 +10,7 @@ Smoke mode builds two smoke workspaces (params.yaml + params.smoke.yaml, as `mak
 worktree` of REV and one from this checkout, and runs every stage up to fine-tuning in each (`dvc repro
 finetune`: world, pretrain, mining, LR selection, every fine-tuned variant) with that side's ``src`` first on
 PYTHONPATH. Full mode re-runs ``finetune@<variant>`` with this checkout's code on the inputs of a workspace that
-a full `make repro` produced (its data/world, data/mined/<generator>-<base>, models/base/<base>, models/lr/<method>-<base> and
+a full `make repro` produced (its data/world, data/mined/<generator>-<base>, models/base/<base>, models/lr/<selection> and
 params.yaml) and compares
 the result with the workspace's own output.
 
@@ -112,7 +112,7 @@ def main() -> None:
                    "--variant", args.variant, "--world", str(ws / "data/world"),
                    "--base", str(ws / "models/base" / chain),
                    "--mined", str(ws / "data/mined" / f"{spec['generator']}-{chain}"),
-                   "--lr-dir", str(ws / "models/lr" / f"{spec['method']}-{chain}"), "--out", str(out)]
+                   "--lr-dir", str(ws / "models/lr" / spec["selection"]), "--out", str(out)]
             subprocess.run(cmd, check=True, env={**_env(REPO / "src", root), "VLCOMP_THREADS": "1"}, cwd=root)
             diffs = compare(ws / "models" / "finetune" / args.variant, out, ["."])
         else:

@@ -1,5 +1,6 @@
 """Stage `mine@<generator>-<base>`: hard negatives (and NN hard images) for fine-tuning, mined with one chain's base
-model and seed (params `mining.<generator>-<base>`)."""
+model and seed (params `mining.<generator>-<base>`), from the split's captions as the `parse@<split>` stage parsed
+them."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def main() -> None:
     p.add_argument("--mining", required=True, help="a key of params mining, e.g. negclip-b0")
     p.add_argument("--world", required=True)
     p.add_argument("--base", required=True)
+    p.add_argument("--parsed", help="the parse stage's output for the mined split (skips parsing the captions)")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
@@ -39,7 +41,7 @@ def main() -> None:
                    paper=paper_tag(params, generator=generator),
                    method=generator, base=base, params=used) as tr:
         with atomic_dir(args.out) as tmp:
-            summary = gen.run(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp)
+            summary = gen.run(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp, parsed=args.parsed)
             check_written(generator, gen, tmp)
             write_json(tmp / "summary.json", summary)
         tr.log_metrics(summary)

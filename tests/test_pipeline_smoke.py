@@ -120,6 +120,6 @@ def test_smoke_pipeline(tmp_path):
             if run.data.tags.get("summary") != "true":  # a summary run aggregates runs; it ran on no machine
                 assert run.data.params.get("machine/cpu_pin") == "on", run.data.tags["dvc_stage"]
             stages.add(run.data.tags["dvc_stage"])
-    assert {"world", "pretrain@b0", "pretrain@b1", "mine@negclip-b1", "select_lr@negclip-b1", "finetune@negclip-b1s0",
+    assert {"world", "pretrain@b0", "pretrain@b1", "mine@negclip-b1", "select_lr@negclip-b0", "finetune@negclip-b1s0",
             "benchmarks", "evaluate_base@b0", "evaluate_base@b1", "evaluate@negclip-b0s0", "report@aro",
             "summary@clip", "summary@clip_ft", "summary@negclip"} <= stages

@@ -20,6 +20,7 @@ def _tree(root: Path) -> None:
     put("models/base/b0/model.json", {"arch": "toy-rn16", "base": "b0"})
     put("models/base/b0/history.json", [{"step": 20, "contrastive_loss": 3.0}, {"step": 40, "contrastive_loss": 2.5}])
     put("data/mined/negclip-b0/summary.json", {"mine/negclip/n_captions": 15})
+    put("data/parsed/coco_train/summary.json", {"split": "coco_train", "n_captions": 15, "spacy_pipeline": "en_x-1"})
     put("models/lr/negclip-b0/selection.json", {"method": "negclip-b0", "selected_lr": 0.001,
                                                 "grid": {"0.001": {"mean_recall_at_1": 0.2}}})
     put("models/finetune/negclip-b0s1/model.json", {"method": "negclip", "base": "b0", "seed": 1, "lr": 0.001})
@@ -37,8 +38,9 @@ def _tree(root: Path) -> None:
 def test_collect_finds_every_stage(tmp_path):
     _tree(tmp_path)
     runs = {r.stage: r for r in collect(tmp_path, profile="toy")}
-    assert set(runs) == {"world", "pretrain@b0", "mine@negclip-b0", "select_lr@negclip-b0", "finetune@negclip-b0s1",
-                         "evaluate@negclip-b0s1", "evaluate_base@b0"}
+    assert set(runs) == {"world", "pretrain@b0", "parse@coco_train", "mine@negclip-b0", "select_lr@negclip-b0",
+                         "finetune@negclip-b0s1", "evaluate@negclip-b0s1", "evaluate_base@b0"}
+    assert runs["parse@coco_train"].metrics == {"parse/n_captions": 15.0}
     assert runs["world"].metrics == {"web/n_images": 30.0}
     assert runs["select_lr@negclip-b0"].metrics == {"lr_0.001/mean_recall_at_1": 0.2, "selected_lr": 0.001}
     assert (runs["select_lr@negclip-b0"].tags["method"], runs["select_lr@negclip-b0"].tags["base"]) == ("negclip", "b0")

@@ -101,6 +101,10 @@ BASE_METHOD = "clip"
 """The method name of a base model (``clip-b<k>``: the pretrained base every method of chain ``b<k>`` starts from)."""
 
 
+LR_SELECTION_RULES = ("first_chain", "per_chain")
+"""Values of params ``lr_selection`` (:func:`derive_variants`)."""
+
+
 def _seed_list(values: Any, what: str) -> list[int]:
     if not isinstance(values, list) or not values or len(set(map(repr, values))) != len(values) or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
@@ -124,11 +128,17 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
 
     - ``bases``: one chain per base seed, ``b<k>: {seed: k}``: ``pretrain@b<k>`` (the base model),
       ``evaluate_base@b<k>`` (model ``clip-b<k>``);
-    - ``mining``: ``<generator>-b<k>: {generator, base}`` per generator of ``mine`` and chain (``mine@...``);
-    - ``selections``: ``<method>-b<k>: {method, base, generator}`` per trained method and chain (``select_lr@...``:
-      the learning rate is selected on each chain's own base and mined data);
-    - ``variants``: ``<method>-b<k>s<s>: {method, base, seed, generator}`` per trained method, chain and
-      fine-tuning seed, in the order of ``seeds`` then ``base_seeds`` (``finetune@...``, ``evaluate@...``).
+    - ``parsing``: ``<split>: {mined_by: [generator, ...]}`` per split a generator of ``mine`` mines (``parse@<split>``:
+      its captions parsed with spaCy once, for every chain);
+    - ``mining``: ``<generator>-b<k>: {generator, base, split}`` per generator of ``mine`` and chain (``mine@...``);
+    - ``selections``: ``<method>-b<k>: {method, base, generator}`` (``select_lr@...``: a learning-rate sweep on
+      chain ``b<k>``'s base and mined data). ``lr_selection`` says on which chains: ``first_chain`` (the
+      default) sweeps once per method, on the chain of the first base seed, and every chain fine-tunes at that
+      rate, as a paper picks one rate per method; ``per_chain`` sweeps on every chain (the selection is then
+      part of each chain's variance, at one sweep per method and chain);
+    - ``variants``: ``<method>-b<k>s<s>: {method, base, seed, generator, selection}`` per trained method, chain
+      and fine-tuning seed, in the order of ``seeds`` then ``base_seeds`` (``finetune@...``, ``evaluate@...``);
+      ``selection`` names the sweep whose rate it trains at.
 
     A method with no ``seeds`` entry is not trained. Returns a new mapping; errors name the params key."""
     seeds = params.get("seeds")
@@ -139,7 +149,18 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
     base_seeds = _seed_list(params.get("base_seeds", [0]), "base_seeds")
     bases = {base_name(k): {"seed": k} for k in base_seeds}
     methods = params.get("methods") or {}
-    mining = {f"{g}-{b}": {"generator": g, "base": b} for g in (params.get("mine") or {}) for b in bases}
+    mine = params.get("mine") or {}
+    mining = {f"{g}-{b}": {"generator": g, "base": b, "split": (mine[g] or {}).get("split")} for g in mine for b in bases}
+    parsing: dict[str, Any] = {}
+    for g in mine:
+        split = (mine[g] or {}).get("split")
+        if not isinstance(split, str) or not split:
+            raise ValueError(f"params: mine.{g}.split={split!r} must name the world split it mines")
+        parsing.setdefault(split, {"mined_by": []})["mined_by"].append(g)
+    rule = params.get("lr_selection", "first_chain")
+    if rule not in LR_SELECTION_RULES:
+        raise ValueError(f"params: lr_selection={rule!r} must be one of {', '.join(LR_SELECTION_RULES)}")
+    first = base_name(base_seeds[0])
     selections: dict[str, Any] = {}
     variants: dict[str, Any] = {}
     for method, values in seeds.items():
@@ -153,9 +174,12 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"params: methods.{method}.generator={generator!r} has no mine.{generator} section")
         for seed in values:
             for b in bases:
-                selections[f"{method}-{b}"] = {"method": method, "base": b, "generator": generator}
-                variants[f"{method}-{b}s{seed}"] = {"method": method, "base": b, "seed": seed, "generator": generator}
-    return {**params, "bases": bases, "mining": mining, "selections": selections, "variants": variants}
+                swept = b if rule == "per_chain" else first
+                selections[f"{method}-{swept}"] = {"method": method, "base": swept, "generator": generator}
+                variants[f"{method}-{b}s{seed}"] = {"method": method, "base": b, "seed": seed, "generator": generator,
+                                                    "selection": f"{method}-{swept}"}
+    return {**params, "bases": bases, "parsing": parsing, "mining": mining, "selections": selections,
+            "variants": variants}
 
 
 def chain_seed(params: dict[str, Any], base: str) -> int:

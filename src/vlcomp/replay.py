@@ -11,6 +11,7 @@ output                                   run                  logged
 ``data/world/summary.json``              ``world``            its numbers as metrics
 ``data/benchmarks/summary.json``         ``benchmarks``       its numbers as metrics
 ``models/base/<b>/{model,history}.json`` ``pretrain@<b>``     model.json as params, history as stepped metrics
+``data/parsed/<split>/summary.json``     ``parse@<split>``    its caption count as a metric
 ``data/mined/<g>-<b>/summary.json``      ``mine@<g>-<b>``     its numbers as metrics
 ``models/lr/<m>-<b>/selection.json``     ``select_lr@<m>-<b>`` grid metrics ``lr_<lr>/<metric>``, selected_lr
 ``models/finetune/<v>/{model,history}``  ``finetune@<v>``     as pretrain
@@ -104,6 +105,11 @@ def collect(root: str | Path, *, profile: str, params: dict[str, Any] | None = N
             runs.append(ReplayRun(TRAINING_EXPERIMENT, stage, tags(stage, BASE_METHOD, base.name),
                                   params=_read(base / "model.json"),
                                   history=_read(base / "history.json") if (base / "history.json").exists() else []))
+    for d in sorted((root / "data/parsed").glob("*/")):
+        if (d / "summary.json").exists():
+            summary = _read(d / "summary.json")
+            runs.append(ReplayRun(TRAINING_EXPERIMENT, f"parse@{d.name}", tags(f"parse@{d.name}"),
+                                  metrics={"parse/n_captions": float(summary.get("n_captions", 0))}))
     mining, selections = params.get("mining") or {}, params.get("selections") or {}
     for d in sorted((root / "data/mined").glob("*/")):
         if (d / "summary.json").exists():

@@ -190,3 +190,36 @@ def test_vg_box_outside_the_image_names_the_record(tmp_path):
         BENCHMARKS.get("vg_relation").run(toy_scorer(), inputs)
     tables = BENCHMARKS.get("vg_relation").run(toy_scorer(), {**inputs, "aro_box_tolerance_px": 5})
     assert len(tables["vg_relation"]) == 1  # overhang allowed: PIL pads the crop, as the reference
+
+
+def test_zeroshot_class_group_accuracy_by_hand(tmp_path):
+    """class_groups.json adds the per-item column class_group and acc_<group> per task: 4 images, classes 0..1
+    (coco) and 2 (web_only): 2 of 3 coco images right, 1 of 2 web-only ones."""
+    import pandas as pd
+
+    from vlcomp.benchmarks.zeroshot import aggregate_suite
+
+    df = pd.DataFrame({"task": ["t"] * 5, "file": ["a", "b", "c", "d", "e"], "label": [0, 1, 2, 2, 1],
+                       "pred_standard": [0, 0, 2, 0, 1], "correct_standard": [True, False, True, False, True],
+                       "class_group": ["coco", "coco", "web_only", "web_only", "coco"]})
+    out = aggregate_suite({"zeroshot_aro": df}, "zeroshot_aro")
+    assert out["zeroshot/t/acc"] == pytest.approx(3 / 5)
+    assert out["zeroshot/t/acc_coco"] == pytest.approx(2 / 3) and out["zeroshot/t/acc_web_only"] == pytest.approx(1 / 2)
+    assert "zeroshot/t/acc_coco" not in aggregate_suite({"zeroshot_aro": df.drop(columns="class_group")}, "zeroshot_aro")
+
+
+def test_class_groups_file_is_checked(tmp_path):
+    from vlcomp.formats.imagefolder import read_suite, write_suite
+    from vlcomp.formats.records import RecordError
+
+    for k in range(2):
+        (tmp_path / "t" / f"{k:03d}").mkdir(parents=True)
+        (tmp_path / "t" / f"{k:03d}" / "0.png").write_bytes(b"")
+    write_suite(tmp_path, {"t": ["a", "b"]}, {"standard": ["{c}"]}, {"t": {"coco": [0], "web_only": [1]}})
+    assert read_suite(tmp_path)["t"].class_groups == ["coco", "web_only"]
+    for bad, msg in (({"t": {"coco": [0]}}, "class 1 \\('b'\\) is in no group"),
+                     ({"t": {"coco": [0, 1], "web_only": [1]}}, "class 1 is in groups 'coco' and 'web_only'"),
+                     ({"t": {"coco": [0, 5]}}, "class 5 not in 0..1"), ({"u": {"coco": [0]}}, "task 'u' is not")):
+        write_suite(tmp_path, {"t": ["a", "b"]}, {"standard": ["{c}"]}, bad)
+        with pytest.raises(RecordError, match=f"class_groups.json: .*{msg}"):
+            read_suite(tmp_path)

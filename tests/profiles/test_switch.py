@@ -23,7 +23,7 @@ COMMON = b"""# shared
 base:
   seed: 0
 mine:
-  g: {}
+  g: {split: s}
 methods:
   m: {generator: g, loss: clip}
 seeds:
@@ -53,24 +53,34 @@ def rendered(repo: Path, name: str) -> bytes:
 def test_resolution_merges_the_layers_and_derives_variants(repo):
     toy = profile_params("toy", repo)
     assert toy["profile"] == "toy" and toy["base"] == {"seed": 0} and toy["world"] == {"size": 4}
-    assert toy["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g"},
-                               "m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g"}}
-    assert toy["bases"] == {"b0": {"seed": 0}} and toy["mining"] == {"g-b0": {"generator": "g", "base": "b0"}}
+    assert toy["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g", "selection": "m-b0"},
+                               "m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g", "selection": "m-b0"}}
+    assert toy["bases"] == {"b0": {"seed": 0}} and toy["mining"] == {"g-b0": {"generator": "g", "base": "b0", "split": "s"}}
+    assert toy["parsing"] == {"s": {"mined_by": ["g"]}}
     assert toy["selections"] == {"m-b0": {"method": "m", "base": "b0", "generator": "g"}}
     paper = profile_params("paper", repo)
     assert paper["base"] == {"seed": 1} and "world" not in paper  # the overlay only changes what it names
-    assert paper["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g"}}
+    assert paper["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g",
+                                            "selection": "m-b0"}}
 
 
 def test_whole_chain_seeds_derive_one_chain_per_base_seed(repo):
-    """base_seeds x seeds: every method's fine-tuning seeds on every chain, each chain with its own base, mined
-    data and LR selection."""
+    """base_seeds x seeds: every method's fine-tuning seeds on every chain, each chain with its own base and mined
+    data; the LR sweep on the first chain only (lr_selection: first_chain, the default) or on every chain."""
     p = resolve_layers(profile_params("toy", repo), {"base_seeds": [2, 5], "_replace": ["seeds"], "seeds": {"m": [0]}})
     assert p["bases"] == {"b2": {"seed": 2}, "b5": {"seed": 5}}
-    assert p["mining"] == {"g-b2": {"generator": "g", "base": "b2"}, "g-b5": {"generator": "g", "base": "b5"}}
-    assert list(p["selections"]) == ["m-b2", "m-b5"]
-    assert p["variants"] == {"m-b2s0": {"method": "m", "base": "b2", "seed": 0, "generator": "g"},
-                             "m-b5s0": {"method": "m", "base": "b5", "seed": 0, "generator": "g"}}
+    assert p["mining"] == {"g-b2": {"generator": "g", "base": "b2", "split": "s"},
+                           "g-b5": {"generator": "g", "base": "b5", "split": "s"}}
+    with pytest.raises(ValueError, match=r"mine.g.split=None must name the world split"):
+        resolve_layers({**p, "mine": {"g": {}}})
+    assert p["selections"] == {"m-b2": {"method": "m", "base": "b2", "generator": "g"}}
+    assert p["variants"] == {"m-b2s0": {"method": "m", "base": "b2", "seed": 0, "generator": "g", "selection": "m-b2"},
+                             "m-b5s0": {"method": "m", "base": "b5", "seed": 0, "generator": "g", "selection": "m-b2"}}
+    per = resolve_layers(p, {"lr_selection": "per_chain"})
+    assert list(per["selections"]) == ["m-b2", "m-b5"]
+    assert [v["selection"] for v in per["variants"].values()] == ["m-b2", "m-b5"]
+    with pytest.raises(ValueError, match="lr_selection='every'"):
+        resolve_layers(p, {"lr_selection": "every"})
     from vlcomp.config import chain_seed
     from vlcomp.seeding import derive_seed
 
@@ -94,7 +104,7 @@ def test_resolving_a_resolved_file_again_changes_nothing(repo):
     toy = profile_params("toy", repo)
     assert resolve_layers(toy) == toy
     smaller = resolve_layers(toy, {"_replace": ["seeds"], "seeds": {"m": [1]}})  # the smoke overlay's way
-    assert smaller["variants"] == {"m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g"}}
+    assert smaller["variants"] == {"m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g", "selection": "m-b0"}}
 
 
 @pytest.mark.parametrize("seeds,message", [

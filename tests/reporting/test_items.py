@@ -70,7 +70,8 @@ def _retrieval() -> dict[str, pd.DataFrame]:
 
 def _zeroshot() -> pd.DataFrame:
     # file names repeat across classes, as the toy twins' folders do: an item is (task, label, file)
-    rows = [{"task": t, "file": f"{i:04d}.png", "label": c, "pred_standard": 0, "correct_standard": bool(RNG.random() < .5)}
+    rows = [{"task": t, "file": f"{i:04d}.png", "label": c, "pred_standard": 0, "correct_standard": bool(RNG.random() < .5),
+             "class_group": "web_only" if c == 2 else "coco"}
             for t in ("cifar10", "cifar100") for c in range(3) for i in range(4)]
     return pd.DataFrame(rows)
 
@@ -86,7 +87,8 @@ def test_item_definitions_give_the_benchmarks_own_aggregates(tmp_path):
             **aggregate_suite({"zeroshot_aro": zs}, "zeroshot_aro")}
     keys = ["aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_order/acc",
             "retrieval/coco/i2t/recall_at_1", "retrieval/coco/t2i/recall_at_5",
-            "retrieval/coco/shuffle/shuffle_trigrams/i2t/recall_at_1", "zeroshot/cifar100/acc"]
+            "retrieval/coco/shuffle/shuffle_trigrams/i2t/recall_at_1", "zeroshot/cifar100/acc",
+            "zeroshot/cifar100/acc_web_only", "zeroshot/cifar10/acc_coco"]
     prov = {"settings": {"aro_vga_min_count": 5}}  # the macro's smallest group comes from the provenance
     for key in keys:
         got = metric_value(read_item_scores(folder, item_metric(key), prov))

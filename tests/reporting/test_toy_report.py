@@ -60,7 +60,8 @@ def ctx(tmp_path_factory) -> R.ReportContext:
     rng = np.random.default_rng(0)
     for k in BASES:
         extra = {"aro/vg_attribution/macro_acc": 0.5 + 0.01 * k, "retrieval/coco/i2t/recall_at_1": 0.1,
-                 "retrieval/coco/t2i/recall_at_1": 0.2}
+                 "retrieval/coco/t2i/recall_at_1": 0.2, "zeroshot/cifar10/acc_web_only": 0.4 + 0.1 * k,
+                 "zeroshot/cifar10/acc_coco": 0.3}
         _model(root / "metrics", f"clip-b{k}", "clip", f"b{k}", None, list(rng.random(10) < 0.5), extra)
         _model(root / "metrics", f"negclip-b{k}s0", "negclip", f"b{k}", 0, list(rng.random(10) < 0.8),
                {**extra, "aro/vg_attribution/macro_acc": 0.6 + 0.02 * k})
@@ -96,8 +97,11 @@ def test_intro_and_tables_say_what_the_spread_is_over(ctx, tmp_path):
     assert any("perturbation sd" in n and "2 Order perturbation seeds" in n for n in t5.notes)
     assert "Accuracy (toy, perturbation sd)" in t5.shown.columns
     for table in (R.x1(ctx), R.x2(ctx), R.wrong_image(ctx), R.t3(ctx), R.t4(ctx), R.lr_selection(ctx),
-                  R.provenance_table(ctx)):
+                  R.provenance_table(ctx), R.forgetting(ctx)):
         assert table.legend, table.data.columns
+    web = R.forgetting(ctx).data
+    row = web[(web["measure"] == "CIFAR10, classes only the web split shows") & (web["method"] == "clip")].iloc[0]
+    assert row["mean"] == pytest.approx(0.5) and row["spread"] == pytest.approx(0.1) and row["n"] == 3
 
 
 def test_ledger_reports_the_rule_the_spread_and_intervals(ctx, tmp_path):

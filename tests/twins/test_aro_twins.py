@@ -77,12 +77,35 @@ def test_zeroshot_suites_read_back(twin_context):
         splits = read_suite(root)
         assert set(splits) == set(tasks)
         for name, split in splits.items():
-            assert split.classnames == tasks[name].classnames()
+            assert split.classnames == tasks[name].classnames(ctx.wcfg)
             assert split.labels == list(range(len(split.classnames)))  # one image per class, label order
         templates = read_templates(root)
         _no_unk([t.replace("{c}", c) for ts in templates.values() for t in ts for s in splits.values()
                  for c in s.classnames])
     assert len(SUITES["zeroshot_elevater"]) == 21 and len(SUITES["zeroshot_conclip"]) == 8
+
+
+def test_zeroshot_twins_cover_the_web_vocabulary_and_group_its_classes(twin_context, tmp_path):
+    """With web-only concepts, the CIFAR10 twin has 10 shapes (the 2 web-only ones last) and the CIFAR100 twin
+    10 x 10 colour-shape classes; class_groups.json marks every class naming a web-only concept, and reads back."""
+    from dataclasses import replace
+
+    ctx = twin_context({"zeroshot_aro": {"images_per_class": 1}})
+    wcfg = replace(ctx.wcfg, web_only_shapes=("hexagon", "moon"), web_only_colours=("pink", "brown"))
+    ctx = replace(ctx, wcfg=wcfg)
+    root = ctx.out / build_twin("zeroshot_aro", ctx).inputs["zeroshot_aro_dir"]
+    splits = read_suite(root)
+    c10, c100 = splits["cifar10"], splits["cifar100"]
+    assert c10.classnames[-2:] == ["hexagon", "moon"] and len(c10.classnames) == 10
+    assert c10.class_groups == ["coco"] * 8 + ["web_only"] * 2
+    assert len(c100.classnames) == 100
+    web = {c for c, g in zip(c100.classnames, c100.class_groups, strict=True) if g == "web_only"}
+    assert len(web) == 100 - 8 * 8 and "pink circle" in web and "red moon" in web and "red circle" not in web
+    # without web-only concepts: the COCO vocabulary and no class_groups.json
+    plain = replace(ctx, wcfg=replace(wcfg, web_only_shapes=(), web_only_colours=()), out=tmp_path / "plain")
+    root = plain.out / build_twin("zeroshot_aro", plain).inputs["zeroshot_aro_dir"]
+    assert not (root / "class_groups.json").exists()
+    assert len(read_suite(root)["cifar100"].classnames) == 64 and read_suite(root)["cifar10"].class_groups is None
 
 
 def test_class_names_by_hand():

@@ -360,3 +360,36 @@ def test_from_record_rejects_bad_values_by_place(breakage) -> None:
     breakage(rec)
     with pytest.raises(ValueError, match=r"scenes\.jsonl:7"):
         Scene.from_record(rec, "data/train/scenes.jsonl:7")
+
+
+def test_web_only_concepts_appear_in_web_scenes_only():
+    """world.web_only_*: a web scene draws from the COCO vocabulary plus the web-only concepts, a COCO-style scene
+    never shows them and is the same scene as without the knob (no extra random draws); an unknown name is refused."""
+    from vlcomp.world.concepts import WEB_ONLY_COLOURS, WEB_ONLY_SHAPES
+
+    on = WorldConfig(colour_prior=0.5, web_only_shapes=WEB_ONLY_SHAPES, web_only_colours=tuple(WEB_ONLY_COLOURS))
+    off = WorldConfig(colour_prior=0.5)
+    coco = [sample_scene(np.random.default_rng(s), on, "x").to_record() for s in range(60)]
+    assert coco == [sample_scene(np.random.default_rng(s), off, "x").to_record() for s in range(60)]
+    assert [sample_scene(np.random.default_rng(s), off, "x", web=True).to_record() for s in range(60)] == coco
+    objs = [o for s in range(400) for o in sample_scene(np.random.default_rng(s), on, "x", web=True).objects]
+    shapes, colours = {o.shape for o in objs}, {o.colour for o in objs}
+    assert set(WEB_ONLY_SHAPES) <= shapes and set(WEB_ONLY_COLOURS) <= colours
+    assert not ({o["shape"] for r in coco for o in r["objects"]} & set(WEB_ONLY_SHAPES))
+    assert not ({o["colour"] for r in coco for o in r["objects"]} & set(WEB_ONLY_COLOURS))
+    with pytest.raises(ValueError, match=r"world.web_only_shapes: unknown \['oval'\]"):
+        WorldConfig(web_only_shapes=("oval",))
+    with pytest.raises(ValueError, match="world.web_only_colours='pink': must be a list"):
+        WorldConfig(web_only_colours="pink")
+
+
+def test_web_only_shapes_render_and_are_words():
+    from vlcomp.world.concepts import WEB_ONLY_SHAPES, world_words
+    from vlcomp.world.render import render
+
+    words = world_words()
+    assert words[-6:] == ["hexagon", "moon", "hexagons", "moons", "pink", "brown"]  # appended: old ids unchanged
+    for shape in WEB_ONLY_SHAPES:
+        im = render(Scene("x", "black", [Obj(0, shape, "pink", "large", "plain", "solid", 24, 24, 10)]), 48)
+        lit = (im.sum(axis=2) > 0).mean()
+        assert 0.05 < lit < 0.2, (shape, lit)  # a filled shape of about the size of the others

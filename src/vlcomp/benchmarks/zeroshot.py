@@ -13,6 +13,10 @@ maximum wins a tie, :data:`vlcomp.metrics.classification.CLASSIFICATION_TIE_RULE
 - ``zeroshot_elevater``: ``zeroshot/elevater/<task>/acc`` and ``zeroshot/elevater/mean_acc`` (TSVLC reports only
   the mean over the 21 tasks).
 
+A suite with ``class_groups.json`` (the toy twins with web-only concepts) adds the column ``class_group`` (the
+group of the image's true class) and, per task and group, ``<prefix>/<task>/acc_<group>`` (standard prompts):
+``acc_web_only`` is what fine-tuning on the COCO twin can forget, ``acc_coco`` what it also teaches.
+
 Inputs: ``<benchmark>_dir`` (the suite folder); optional ``<benchmark>_tasks`` (a subset of its tasks).
 """
 
@@ -40,6 +44,8 @@ SUITES = {"zeroshot_aro": ("zeroshot", ("standard",)),
 
 def _task(name: str, split, templates: Mapping[str, list[str]]) -> ClassificationTask:
     meta = pd.DataFrame({"task": split.task, "file": [f.name for f in split.files], "label": split.labels})
+    if split.class_groups is not None:
+        meta["class_group"] = [split.class_groups[y] for y in split.labels]
     keys = [str(f) for f in split.files]
 
     def finish(m: pd.DataFrame, logits: dict[str, np.ndarray]) -> dict[str, pd.DataFrame]:
@@ -73,6 +79,12 @@ def aggregate_suite(tables: Mapping[str, pd.DataFrame], name: str) -> dict[str, 
     acc = {ps: {t: float(as_bool(df[f"correct_{ps}"])[tasks == t].mean()) for t in dict.fromkeys(tasks.tolist())}
            for ps in sets}
     out = {f"{prefix}/{t}/acc": a for t, a in acc["standard"].items()}
+    if "class_group" in df.columns:  # accuracy over the images of each class group (standard prompts)
+        groups = np.array(as_text(df["class_group"]), dtype=object)
+        correct = as_bool(df["correct_standard"])
+        for t in dict.fromkeys(tasks.tolist()):
+            for g in sorted(set(groups[tasks == t].tolist())):
+                out[f"{prefix}/{t}/acc_{g}"] = float(correct[(tasks == t) & (groups == g)].mean())
     if name == "zeroshot_conclip":
         out |= {f"{prefix}/{t}/negated_acc": a for t, a in acc["negated"].items()}
         out |= {f"{prefix}/{t}/delta": acc["standard"][t] - acc["negated"][t] for t in acc["standard"]}

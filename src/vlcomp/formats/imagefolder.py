@@ -5,6 +5,9 @@ A suite is one folder::
     <root>/classnames.json         {"<task>": ["class name 0", "class name 1", ...], ...}
     <root>/templates.json          {"<prompt set>": ["a photo of a {c}.", ...], ...}   (CLIP_benchmark's ``{c}``)
     <root>/<task>/<label>/<file>   images of class ``label`` (a zero-padded class index, torchvision ImageFolder)
+    <root>/class_groups.json       optional: {"<task>": {"<group>": [class index, ...], ...}, ...}; every class of a
+                                   listed task in exactly one group (the toy twins: classes naming a concept only
+                                   the web split shows, ``web_only``, and the rest, ``coco``)
 
 Label folders are the class *indices* (``000``, ``001``, ...), so the label order is the ``classnames.json`` order
 whatever the class names are (torchvision's ImageFolder sorts folder names). A real dataset (CIFAR, ImageNet, ...)
@@ -30,6 +33,7 @@ class ClassificationSplit:
     classnames: list[str]
     files: list[Path]  # absolute image paths
     labels: list[int]
+    class_groups: list[str] | None = None  # group of each class (class_groups.json), None when the suite has none
 
 
 def label_folder(label: int) -> str:
@@ -67,6 +71,7 @@ def read_suite(root: str | Path, tasks: Sequence[str] | None = None) -> dict[str
     if not isinstance(data, dict) or not data:
         raise RecordError(f"{path}: expected an object task -> list of class names")
     names = list(tasks) if tasks is not None else list(data)
+    groups = _class_groups(root, data)
     out = {}
     for task in names:
         if task not in data:
@@ -87,14 +92,50 @@ def read_suite(root: str | Path, tasks: Sequence[str] | None = None) -> dict[str
         missing = sorted(set(range(len(classes))) - set(labels))
         if missing:
             raise RecordError(f"{folder}: class {missing[0]} ({classes[missing[0]]!r}) has no image")
-        out[task] = ClassificationSplit(task, classes, files, labels)
+        out[task] = ClassificationSplit(task, classes, files, labels, groups.get(task) if groups else None)
+    return out
+
+
+def _class_groups(root: Path, classnames: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """``class_groups.json`` (when present) as task -> group of each class, checked against the class lists."""
+    path = root / "class_groups.json"
+    if not path.exists():
+        return {}
+    data = read_json_strict(path)
+    if not isinstance(data, dict):
+        raise RecordError(f"{path}: expected an object task -> {{group: [class index, ...]}}")
+    out = {}
+    for task, groups in data.items():
+        if task not in classnames:
+            raise RecordError(f"{path}: task {task!r} is not in classnames.json")
+        n = len(classnames[task])
+        of: list[str | None] = [None] * n
+        if not isinstance(groups, dict) or not groups:
+            raise RecordError(f"{path}: task {task!r}: expected an object group -> [class index, ...]")
+        for group, idx in groups.items():
+            if not isinstance(idx, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in idx):
+                raise RecordError(f"{path}: task {task!r} group {group!r}: expected a list of class indices")
+            for i in idx:
+                if not 0 <= i < n:
+                    raise RecordError(f"{path}: task {task!r} group {group!r}: class {i} not in 0..{n - 1}")
+                if of[i] is not None:
+                    raise RecordError(f"{path}: task {task!r}: class {i} is in groups {of[i]!r} and {group!r}")
+                of[i] = group
+        if None in of:
+            raise RecordError(f"{path}: task {task!r}: class {of.index(None)} ({classnames[task][of.index(None)]!r}) "
+                              "is in no group")
+        out[task] = of
     return out
 
 
 def write_suite(root: str | Path, classnames: Mapping[str, Sequence[str]],
-                templates: Mapping[str, Sequence[str]]) -> Path:
-    """Write ``classnames.json`` and ``templates.json`` (images go to ``root/<task>/<label_folder(label)>/``)."""
+                templates: Mapping[str, Sequence[str]],
+                class_groups: Mapping[str, Mapping[str, Sequence[int]]] | None = None) -> Path:
+    """Write ``classnames.json``, ``templates.json`` and, when given, ``class_groups.json`` (images go to
+    ``root/<task>/<label_folder(label)>/``)."""
     root = Path(root)
     write_json(root / "classnames.json", {t: list(c) for t, c in classnames.items()})
     write_json(root / "templates.json", {n: list(ts) for n, ts in templates.items()})
+    if class_groups:
+        write_json(root / "class_groups.json", {t: {g: list(i) for g, i in gs.items()} for t, gs in class_groups.items()})
     return root

@@ -46,8 +46,10 @@ MINED: dict[str, MinedKind] = {
 
 @dataclass(frozen=True)
 class Generator:
-    """``config``: the dataclass of ``mine.<name>``; ``run(cfg, *, world, model, nlp, seed, out_dir) -> summary``
-    writes the files of ``writes`` (names of :data:`MINED`) into ``out_dir``."""
+    """``config``: the dataclass of ``mine.<name>``; ``run(cfg, *, world, model, nlp, seed, out_dir, parsed=None) ->
+    summary`` writes the files of ``writes`` (names of :data:`MINED`) into ``out_dir``. ``parsed``: the folder of
+    the split's saved spaCy parses (:mod:`vlcomp.text.parsed`), or None to parse with ``nlp``; the output is the
+    same either way."""
 
     config: type
     run: Callable[..., dict]

@@ -27,12 +27,14 @@ class NegClipMineConfig:
             raise ValueError(f"mine.negclip.k_images={self.k_images}: must be >= 1")
 
 
-def mine_captions(captions: list[list[str]], nlp, rng: np.random.Generator, max_negatives: int) -> list[list[list[str]]]:
-    """Negatives per caption, shaped like ``captions`` (a list per image of a list per caption)."""
+def mine_captions(captions: list[list[str]], nlp, rng: np.random.Generator, max_negatives: int,
+                  docs=None) -> list[list[list[str]]]:
+    """Negatives per caption, shaped like ``captions`` (a list per image of a list per caption); ``docs``: the
+    flattened captions' parses, when saved (otherwise ``nlp`` parses them)."""
     from ..text.negclip_swaps import mine_negatives
 
     flat = [c for caps in captions for c in caps]
-    negs = mine_negatives(flat, rng, nlp, max_negatives=max_negatives)
+    negs = mine_negatives(flat, rng, nlp, docs=docs, max_negatives=max_negatives)
     out, k = [], 0
     for caps in captions:
         out.append([list(n) for n in negs[k : k + len(caps)]])
@@ -44,7 +46,7 @@ def mine_images(image_features: torch.Tensor, k: int) -> np.ndarray:
     return nearest_images(image_features, k).numpy()
 
 
-def run(cfg: NegClipMineConfig, *, world, model, nlp, seed: int, out_dir) -> dict:
+def run(cfg: NegClipMineConfig, *, world, model, nlp, seed: int, out_dir, parsed=None) -> dict:
     """Mine negatives for every caption of ``cfg.split`` and the K nearest images; write them to ``out_dir``.
 
     Files: ``negatives.json`` (per image, per caption, a list of negative captions; empty when none) and
@@ -57,7 +59,12 @@ def run(cfg: NegClipMineConfig, *, world, model, nlp, seed: int, out_dir) -> dic
 
     split = Split(world, cfg.split)
     captions = split.captions()
-    negatives = mine_captions(captions, nlp, np_rng(seed, "mine", "negclip", "captions"), cfg.max_negatives)
+    docs = None
+    if parsed is not None:
+        from ..text.parsed import read_parses
+
+        docs = read_parses(parsed, nlp, [c for caps in captions for c in caps])
+    negatives = mine_captions(captions, nlp, np_rng(seed, "mine", "negclip", "captions"), cfg.max_negatives, docs)
     knn = mine_images(encode_images(model, split.images), cfg.k_images)
     write_json(out_dir / "negatives.json", negatives)
     write_npy(out_dir / "hard_images.npy", knn.astype(np.int64))

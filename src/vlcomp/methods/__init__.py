@@ -117,12 +117,14 @@ class MethodConfig:
 @dataclass(frozen=True)
 class VariantConfig:
     """One fine-tuning run (``variants.<name>``): a method, the chain it starts from (``base``, a key of ``bases``), a
-    fine-tuning seed and the method's generator."""
+    fine-tuning seed, the method's generator and the learning-rate sweep it trains at (``selection``, a key of
+    ``selections``; params ``lr_selection``)."""
 
     method: str
     base: str
     seed: int
     generator: str
+    selection: str
 
 
 def method_config(params: dict[str, Any], name: str) -> MethodConfig:
@@ -165,6 +167,10 @@ def variant_config(params: dict[str, Any], name: str) -> VariantConfig:
     if v.base not in (params.get("bases") or {}):
         raise ValueError(f"params: variants.{name}.base={v.base!r} is not a key of bases "
                          f"({', '.join(params.get('bases') or {}) or 'none'})")
+    sel = (params.get("selections") or {}).get(v.selection)
+    if sel is None or sel.get("method") != v.method:
+        raise ValueError(f"params: variants.{name}.selection={v.selection!r} is not a selection of method "
+                         f"{v.method!r} (selections: {', '.join(params.get('selections') or {}) or 'none'})")
     return v
 
 

@@ -89,8 +89,12 @@ def item_metric(key: str) -> ItemMetric | None:
             return ItemMetric(f"{retrieval[parts[1]]}_{direction}", hit, item)
         if len(parts) == 6 and parts[2] == "shuffle":  # mean over shuffle seeds per item
             return ItemMetric(f"{retrieval[parts[1]]}_shuffle_{direction}", hit, item, where=(("strategy", parts[3]),))
-    if parts[0] == "zeroshot" and len(parts) == 3 and parts[2] == "acc" and parts[1] not in ("conclip", "elevater"):
-        return ItemMetric("zeroshot_aro", "correct_standard", ("task", "label", "file"), where=(("task", parts[1]),))
+    if parts[0] == "zeroshot" and len(parts) == 3 and parts[1] not in ("conclip", "elevater"):
+        if parts[2] == "acc":
+            return ItemMetric("zeroshot_aro", "correct_standard", ("task", "label", "file"), where=(("task", parts[1]),))
+        if parts[2].startswith("acc_"):  # one class group (benchmarks.zeroshot: class_groups.json)
+            return ItemMetric("zeroshot_aro", "correct_standard", ("task", "label", "file"),
+                              where=(("task", parts[1]), ("class_group", parts[2].removeprefix("acc_"))))
     return None
 
 

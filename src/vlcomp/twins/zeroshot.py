@@ -14,6 +14,12 @@ Three suites, one per paper that reports zero-shot classification:
 - ``zeroshot_elevater`` (TSVLC: the mean over ELEVATER's 21 tasks): 21 concept combinations (one to three
   attributes, the background among them), CLIP's 4-template ensemble.
 
+Vocabulary: the full web vocabulary (:meth:`WorldConfig.vocabulary` with ``web=True``), so with
+``world.web_only_shapes`` / ``web_only_colours`` set, some classes name a concept that only the web split shows
+(CIFAR10 twin: 10 shapes, 2 of them web-only; CIFAR100 twin: 10 colours x 10 shapes = 100 classes). Fine-tuning on
+the COCO twin never sees those, as real COCO (80 object classes) never shows most of ImageNet's; the suites write
+``class_groups.json`` (``web_only`` / ``coco``) and the benchmark reports accuracy per group.
+
 What the stand-ins share with the real suites is the question they ask - can the model name what it sees from
 text alone - not the images: every class is a phrase of the toy vocabulary. Images are drawn from seeded
 generators of their own (``np_rng(seed, "benchmarks", "zeroshot", task)`` for the ARO suite, the first toy
@@ -29,7 +35,7 @@ import numpy as np
 
 from ..formats.imagefolder import label_folder, write_suite
 from ..seeding import np_rng
-from ..world.concepts import BACKGROUNDS, COLOURS, MATERIALS, SHAPES, SIZES, STATES
+from ..world.concepts import BACKGROUNDS, MATERIALS, SIZES, STATES, WEB_ONLY_COLOURS, WEB_ONLY_SHAPES
 from ..world.render import render
 from ..world.scene import Obj, Scene, WorldConfig
 from . import TWINS, TwinContext, TwinResult, option
@@ -38,10 +44,22 @@ from .images import write_png
 TEMPLATES = ("a photo of a {c}.", "a drawing of a {c}.", "a {c}.", "an image of a {c}.")
 CONCLIP_TEMPLATES = {"standard": ("this is a photo of a {c}",), "negated": ("this is not a photo of a {c}",)}
 
-#: Concept values per attribute; ``shape`` comes last in a class name ("large red striped circle").
-_VALUES = {"size": tuple(SIZES), "colour": tuple(COLOURS), "state": STATES, "material": MATERIALS,
-           "shape": SHAPES, "background": tuple(BACKGROUNDS)}
 _NAME_ORDER = ("size", "colour", "state", "material", "shape")
+"""``shape`` comes last in a class name ("large red striped circle")."""
+
+WEB_ONLY, COCO = "web_only", "coco"
+"""The class groups: a class naming a concept only the web split shows, and the others."""
+
+
+def concept_values(wcfg: WorldConfig) -> dict[str, tuple[str, ...]]:
+    """Concept values per attribute over the web split's vocabulary (the COCO one plus the web-only concepts)."""
+    shapes, colours = wcfg.vocabulary(web=True)
+    return {"size": tuple(SIZES), "colour": colours, "state": STATES, "material": MATERIALS, "shape": shapes,
+            "background": tuple(BACKGROUNDS)}
+
+
+def class_group(values: dict[str, str]) -> str:
+    return WEB_ONLY if values.get("shape") in WEB_ONLY_SHAPES or values.get("colour") in WEB_ONLY_COLOURS else COCO
 
 
 @dataclass(frozen=True)
@@ -50,13 +68,21 @@ class ZeroShotTask:
     stands_for: str
     label_attrs: tuple[str, ...]  # attributes that define the class
 
-    def classnames(self) -> list[str]:
-        return [class_name(dict(zip(self.label_attrs, v, strict=True)))
-                for v in itertools.product(*(_VALUES[a] for a in self.label_attrs))]
-
-    def values(self) -> list[dict[str, str]]:
+    def values(self, wcfg: WorldConfig) -> list[dict[str, str]]:
+        """The classes, as concept values, in label order."""
+        vocab = concept_values(wcfg)
         return [dict(zip(self.label_attrs, v, strict=True))
-                for v in itertools.product(*(_VALUES[a] for a in self.label_attrs))]
+                for v in itertools.product(*(vocab[a] for a in self.label_attrs))]
+
+    def classnames(self, wcfg: WorldConfig) -> list[str]:
+        return [class_name(v) for v in self.values(wcfg)]
+
+    def class_groups(self, wcfg: WorldConfig) -> dict[str, list[int]]:
+        """``{group: [class index, ...]}`` (only the groups that have classes)."""
+        out: dict[str, list[int]] = {}
+        for i, v in enumerate(self.values(wcfg)):
+            out.setdefault(class_group(v), []).append(i)
+        return out
 
 
 def class_name(values: dict[str, str]) -> str:
@@ -109,10 +135,11 @@ def render_class_image(values: dict[str, str], wcfg: WorldConfig, rng: np.random
     the first toy pipeline's generator (size, colour and material are drawn even when the label fixes them), so
     the ARO suite's images are the same as before."""
     s = wcfg.image_size
+    shapes, colours = wcfg.vocabulary(web=True)
     size = values.get("size", list(SIZES)[rng.integers(len(SIZES))])
     half = SIZES[size] * wcfg.scale
-    shape = values["shape"] if "shape" in values else SHAPES[rng.integers(len(SHAPES))]
-    colour = values.get("colour", list(COLOURS)[rng.integers(len(COLOURS))])
+    shape = values["shape"] if "shape" in values else shapes[rng.integers(len(shapes))]
+    colour = values.get("colour", colours[rng.integers(len(colours))])
     state = values.get("state", "solid")
     material = values.get("material", MATERIALS[rng.integers(len(MATERIALS))] if state == "solid" else "plain")
     obj = Obj(0, shape=shape, colour=colour, size=size, material=material, state=state,
@@ -125,10 +152,10 @@ def render_class_image(values: dict[str, str], wcfg: WorldConfig, rng: np.random
 def build_task(task: ZeroShotTask, per_class: int, wcfg: WorldConfig,
                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Images uint8 ``[C * per_class, H, W, 3]`` (class-major), labels ``[N]``, class names ``[C]``."""
-    values = task.values()
+    values = task.values(wcfg)
     labels = np.repeat(np.arange(len(values)), per_class)
     images = np.stack([render_class_image(values[y], wcfg, rng, f"{task.name}/{i}") for i, y in enumerate(labels)])
-    return images, labels, task.classnames()
+    return images, labels, task.classnames(wcfg)
 
 
 def _build_suite(ctx: TwinContext, suite: str) -> TwinResult:
@@ -143,7 +170,10 @@ def _build_suite(ctx: TwinContext, suite: str) -> TwinResult:
             k = seen[int(y)] = seen.get(int(y), -1) + 1
             write_png(root / name / label_folder(int(y)) / f"{k:04d}.png", im)
         counts[f"{name}/n_images"] = len(labels)
-    write_suite(root, {n: t.classnames() for n, t in SUITES[suite].items()}, SUITE_TEMPLATES[suite])
+    groups = {n: t.class_groups(ctx.wcfg) for n, t in SUITES[suite].items()}
+    write_suite(root, {n: t.classnames(ctx.wcfg) for n, t in SUITES[suite].items()}, SUITE_TEMPLATES[suite],
+                # written only when some class is web-only (a world without web-only concepts: the files as before)
+                groups if any(WEB_ONLY in g for g in groups.values()) else None)
     return TwinResult({f"{suite}_dir": ctx.rel(root)}, counts)
 
 

@@ -23,6 +23,20 @@ COLOURS: dict[str, tuple[int, int, int]] = {
     "cyan": (40, 210, 220),
 }
 
+WEB_ONLY_SHAPES: tuple[str, ...] = ("hexagon", "moon")
+"""Shapes the world can show only in the web split (``world.web_only_shapes`` picks which): real COCO covers a
+narrower slice of the world than web data (80 object classes against ImageNet's 1,000), so fine-tuning on the COCO
+twin never sees these, and the zero-shot twins, drawn from the full web vocabulary, can show it forgetting them."""
+
+WEB_ONLY_COLOURS: dict[str, tuple[int, int, int]] = {
+    "pink": (250, 150, 200),
+    "brown": (130, 80, 35),
+}
+"""Colours only the web split can show (``world.web_only_colours``); see :data:`WEB_ONLY_SHAPES`."""
+
+ALL_COLOURS: dict[str, tuple[int, int, int]] = {**COLOURS, **WEB_ONLY_COLOURS}
+"""Every colour the renderer knows (the COCO-style splits draw from :data:`COLOURS` alone)."""
+
 SIZES: dict[str, int] = {"small": 6, "large": 10}
 """Size word -> half-extent in pixels at 48 px resolution (scaled with the image size)."""
 
@@ -37,8 +51,10 @@ BACKGROUNDS: dict[str, tuple[int, int, int]] = {"black": (0, 0, 0), "gray": (70,
 TYPICAL_COLOUR: dict[str, str] = {
     "circle": "white", "square": "blue", "triangle": "orange", "diamond": "cyan",
     "star": "yellow", "cross": "green", "heart": "red", "arrow": "purple",
+    "hexagon": "pink", "moon": "brown",
 }
-"""Each shape's typical colour (a bijection). With ``world.colour_prior`` > 0 objects take it more often than
+"""Each shape's typical colour (a bijection; the web-only shapes' typical colours are the web-only colours, and a
+web-only shape whose typical colour is not in the split's vocabulary draws a colour at random). With ``world.colour_prior`` > 0 objects take it more often than
 chance, as real objects have typical colours ("green grass", "white snow"); that is the co-occurrence prior a
 text-only model can exploit on VG-Attribution."""
 
@@ -110,6 +126,11 @@ def world_words() -> list[str]:
         tuple(BACKGROUNDS),
         tuple(w for r in RELATIONS for w in r.split()),
         CAPTION_WORDS,
+        # last, so the ids of the words above do not depend on them (the vocabulary always holds them, whether
+        # or not world.web_only_* puts them in the web split)
+        WEB_ONLY_SHAPES,
+        tuple(s + "s" for s in WEB_ONLY_SHAPES),
+        tuple(WEB_ONLY_COLOURS),
     ]
     for group in groups:
         for w in group:

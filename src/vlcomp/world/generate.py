@@ -89,7 +89,7 @@ def generate_split(
     scenes, annotations, twins = [], [], []
     i = 0
     while i < spec.n_images:
-        scene = sample_scene(scene_rng, wcfg, f"{spec.name}/{i:06d}")
+        scene = sample_scene(scene_rng, wcfg, f"{spec.name}/{i:06d}", web=spec.style == "web")
         pair = (twin_rng is not None and i + 1 < spec.n_images and len(scene.objects) >= 2
                 and twin_rng.random() < spec.twin_prob)
         swapped = None  # the two objects of a layout twin pair

@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .concepts import BACKGROUNDS, COLOURS
+from .concepts import ALL_COLOURS, BACKGROUNDS
 from .scene import Obj, Scene
 
 SUPERSAMPLE = 2  # draw at 2x and downsample with a box filter, so small shapes keep their outline
@@ -42,6 +42,13 @@ def _unit_polygon(shape: str) -> list[tuple[float, float]]:
         return pts
     if shape == "arrow":
         return [(-1, -0.25), (0.2, -0.25), (0.2, -0.7), (1, 0), (0.2, 0.7), (0.2, 0.25), (-1, 0.25)]
+    if shape == "hexagon":
+        return [(math.cos(math.pi * k / 3), 0.9 * math.sin(math.pi * k / 3)) for k in range(6)]
+    if shape == "moon":  # a crescent: an outer arc of the unit circle, back along an inner arc offset to the right
+        outer = [(math.cos(a), math.sin(a)) for a in (math.pi / 2 + math.pi * k / 16 for k in range(17))]
+        inner = [(0.45 + 0.75 * math.cos(a), 0.95 * math.sin(a)) for a in (3 * math.pi / 2 - math.pi * k / 16
+                                                                             for k in range(17))]
+        return outer + inner
     if shape == "circle":
         return [(math.cos(2 * math.pi * k / 32), math.sin(2 * math.pi * k / 32)) for k in range(32)]
     raise ValueError(f"unknown shape {shape!r}")
@@ -69,7 +76,7 @@ def _fill(colour: str, material: str, big: int) -> Image.Image:
         shade = np.where(((yy % p) < SUPERSAMPLE) & ((xx % p) < SUPERSAMPLE), 0.2, 1.0)
     else:
         shade = np.ones((big, big))
-    rgb = np.asarray(COLOURS[colour], dtype=np.float32) * shade[..., None]
+    rgb = np.asarray(ALL_COLOURS[colour], dtype=np.float32) * shade[..., None]
     return Image.fromarray(np.clip(rgb + 0.5, 0, 255).astype(np.uint8))
 
 

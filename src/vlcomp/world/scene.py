@@ -8,11 +8,13 @@ Coordinates are pixels at the configured image size; y grows downwards.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .concepts import BACKGROUNDS, COLOURS, ELEVATION, MATERIALS, SHAPES, SIZES, TYPICAL_COLOUR
+from .concepts import (BACKGROUNDS, COLOURS, ELEVATION, MATERIALS, SHAPES, SIZES, TYPICAL_COLOUR, WEB_ONLY_COLOURS,
+                       WEB_ONLY_SHAPES)
 
 CONTAINER_SHAPES = ("circle", "square", "diamond")
 LAYOUTS = ("separated", "overlap", "contain", "point")
@@ -33,8 +35,19 @@ class WorldConfig:
     # then exactly the one generated without these knobs (the generator draws no extra random numbers).
     colour_prior: float = 0.0
     layout_prior: float = 0.0
+    # Concepts only the web split shows (names from concepts.WEB_ONLY_SHAPES / WEB_ONLY_COLOURS). Empty (the
+    # default): every split draws from SHAPES and COLOURS, and the world is the one generated without these knobs.
+    web_only_shapes: tuple[str, ...] = ()
+    web_only_colours: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for name, known in (("web_only_shapes", WEB_ONLY_SHAPES), ("web_only_colours", tuple(WEB_ONLY_COLOURS))):
+            v = getattr(self, name)
+            if isinstance(v, str) or not all(isinstance(x, str) for x in v) or len(set(v)) != len(v):
+                raise ValueError(f"world.{name}={v!r}: must be a list of distinct names")
+            bad = [x for x in v if x not in known]
+            if bad:
+                raise ValueError(f"world.{name}: unknown {bad}; known: {', '.join(known)}")
         if self.image_size < 32:
             raise ValueError(f"world.image_size={self.image_size}: must be at least 32")
         if not 1 <= self.min_objects <= self.max_objects <= 4:
@@ -51,6 +64,12 @@ class WorldConfig:
     @property
     def scale(self) -> float:
         return self.image_size / 48.0
+
+    def vocabulary(self, web: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(shapes, colours)`` a split draws from: the web split adds the web-only concepts to the COCO ones."""
+        if not web:
+            return SHAPES, tuple(COLOURS)
+        return SHAPES + self.web_only_shapes, tuple(COLOURS) + self.web_only_colours
 
 
 @dataclass
@@ -175,14 +194,15 @@ def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str,
     return rels
 
 
-def _prior_colours(rng: np.random.Generator, shapes: list[str], p: float) -> list[str]:
-    """Distinct colours for the shapes: each takes its typical colour with probability ``p`` (when no earlier
-    object has it), otherwise a colour drawn uniformly from those still free."""
-    names = list(COLOURS)
+def _prior_colours(rng: np.random.Generator, shapes: list[str], p: float,
+                   names: Sequence[str] = tuple(COLOURS)) -> list[str]:
+    """Distinct colours of ``names`` for the shapes: each takes its typical colour with probability ``p`` (when it
+    is in ``names`` and no earlier object has it), otherwise a colour drawn uniformly from those still free."""
+    names = list(names)
     used: list[str] = []
     for shape in shapes:
         typical = TYPICAL_COLOUR[shape]
-        if typical not in used and rng.random() < p:
+        if typical in names and typical not in used and rng.random() < p:
             used.append(typical)
         else:
             free = [c for c in names if c not in used]
@@ -190,16 +210,17 @@ def _prior_colours(rng: np.random.Generator, shapes: list[str], p: float) -> lis
     return used
 
 
-def _sample_attrs(rng: np.random.Generator, n: int, cfg: WorldConfig) -> list[dict]:
-    shapes = rng.choice(len(SHAPES), size=n, replace=False)
-    colours = [list(COLOURS)[c] for c in rng.choice(len(COLOURS), size=n, replace=False)]
+def _sample_attrs(rng: np.random.Generator, n: int, cfg: WorldConfig, shape_names: Sequence[str],
+                  colour_names: Sequence[str]) -> list[dict]:
+    shapes = rng.choice(len(shape_names), size=n, replace=False)
+    colours = [colour_names[c] for c in rng.choice(len(colour_names), size=n, replace=False)]
     out = []
     for s, c in zip(shapes, colours, strict=True):
         state = "hollow" if rng.random() < cfg.hollow_prob else "solid"
         material = "plain" if state == "hollow" else str(MATERIALS[rng.integers(len(MATERIALS))])
         out.append(
             {
-                "shape": SHAPES[s],
+                "shape": shape_names[s],
                 "colour": c,
                 "size": list(SIZES)[rng.integers(len(SIZES))],
                 "material": material,
@@ -242,14 +263,16 @@ def _apply_layout_prior(objs: list[Obj], layout: str, start: int) -> None:
                 setattr(o, k, v)
 
 
-def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str) -> Scene:
-    """Sample one scene; retries the layout until every object fits."""
+def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str, *, web: bool = False) -> Scene:
+    """Sample one scene; retries the layout until every object fits. ``web``: draw shapes and colours from the web
+    split's vocabulary (:meth:`WorldConfig.vocabulary`)."""
     s = cfg.image_size
+    shape_names, colour_names = cfg.vocabulary(web)
     for _attempt in range(100):
         n = int(rng.integers(cfg.min_objects, cfg.max_objects + 1))
         probs = np.asarray(cfg.layout_probs, dtype=float)
         layout = LAYOUTS[rng.choice(len(LAYOUTS), p=probs / probs.sum())] if n >= 2 else "separated"
-        attrs = _sample_attrs(rng, n, cfg)
+        attrs = _sample_attrs(rng, n, cfg, shape_names, colour_names)
         objs: list[Obj] = []
         start = 0
         if layout == "contain":
@@ -309,7 +332,8 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str) -> S
         if not ok:
             continue
         if cfg.colour_prior > 0:  # decided once the layout has fixed every shape (containers, arrows)
-            for o, c in zip(objs, _prior_colours(rng, [o.shape for o in objs], cfg.colour_prior), strict=True):
+            colours = _prior_colours(rng, [o.shape for o in objs], cfg.colour_prior, colour_names)
+            for o, c in zip(objs, colours, strict=True):
                 o.colour = c
         if cfg.layout_prior > 0 and rng.random() < cfg.layout_prior:
             _apply_layout_prior(objs, layout, start)

@@ -203,6 +203,24 @@ def table_wrong_image(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     return long_frame(rows, ("task", "measure"))
 
 
+#: (task label, benchmark task) of the zero-shot twins whose classes are split by class group
+FORGETTING_TASKS = (("CIFAR10", "cifar10"), ("CIFAR100", "cifar100"), ("ImageNet", "imagenet"))
+CLASS_GROUP_LABELS = (("coco", "classes the COCO twin shows"), ("web_only", "classes only the web split shows"))
+
+
+def table_forgetting(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+    """Zero-shot accuracy per class group (not a paper artifact), long: ARO-T6's zero-shot twins split into the
+    classes the COCO twin shows and those naming a concept only the web split shows (``world.web_only_*``).
+    Fine-tuning on the COCO twin teaches the first and can only forget the second, as fine-tuning on real COCO
+    can forget what of ImageNet it never shows."""
+    rows = []
+    for label, task in FORGETTING_TASKS:
+        for group, what in CLASS_GROUP_LABELS:
+            rows += long_rows(summ, methods, {"task": label, "measure": f"{label}, {what}"},
+                              f"zeroshot/{task}/acc_{group}", lambda m: None, paper_only=())
+    return long_frame(rows, ("task", "measure"))
+
+
 def table_t5(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     """ARO-T5, long: Order accuracy per model, its spread over chains and, separately, its std over perturbation
     seeds (the quantity the paper's ± stands for); the chance row."""

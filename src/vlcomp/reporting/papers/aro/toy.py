@@ -225,6 +225,15 @@ def wrong_image(ctx: ReportContext) -> Table:
                               "then averaged over its chains.",))
 
 
+def forgetting(ctx: ReportContext) -> Table | None:
+    """Zero-shot accuracy on the classes the COCO twin shows and on the web-only ones; None when the world has no
+    web-only concepts (no ``acc_web_only`` metric)."""
+    long = tables.table_forgetting(ctx.summ, ctx.methods)
+    if not long["mean"].notna().any():
+        return None
+    return _long_table(long, ["model"], "measure", ctx.legend(_keys(long)))
+
+
 def t5(ctx: ReportContext) -> Table:
     long = tables.table_t5(ctx.summ, ctx.paper_values, ctx.methods)
     n = int((ctx.params.get("benchmarks") or {}).get("order_seeds") or 0) or None
@@ -329,7 +338,7 @@ def training_curves(ctx: ReportContext) -> plt.Figure:
 
 
 def lr_selection(ctx: ReportContext) -> Table:
-    """Every learning-rate grid point of every selection (one per method and chain, ``models/lr/<selection>``)."""
+    """Every learning-rate grid point of every selection (``models/lr/<selection>``; params ``lr_selection``)."""
     rows = []
     selections = ctx.params.get("selections") or {}
     for path in sorted(ctx.models_dir.glob("lr/*/selection.json")):
@@ -339,8 +348,12 @@ def lr_selection(ctx: ReportContext) -> Table:
             rows.append({"selection": path.parent.name, "method": ctx.methods.label(sel["method"]), "base": base,
                          "lr": float(lr), "val mean R@1": m["mean_recall_at_1"],
                          "selected": float(lr) == sel["selected_lr"], "sweep epochs": sel["sweep_epochs"]})
-    return Table(pd.DataFrame(rows), legend="One row per grid point of each selection (one selection per method "
-                 "and chain, on that chain's base and mined data): single values, no spread.")
+    where = ("one per method and chain, on that chain's base and mined data"
+             if ctx.params.get("lr_selection") == "per_chain" else
+             "one per method, on the first chain's base and mined data; every chain fine-tunes at its rate "
+             "(params lr_selection: first_chain)")
+    return Table(pd.DataFrame(rows), legend=f"One row per grid point of each selection ({where}): single values, "
+                 "no spread.")
 
 
 # --------------------------------------------------------------------------- calibration
