@@ -8,7 +8,9 @@ measures, on coco_test scenes, the true caption against its colour swap (``col_r
 swap in VG-A's template "the c1 s1 and the c2 s2", on the whole image) and against its subject/object swap
 (``rel_any``; ``rel_lr`` restricted to left/right/above/below). At the last step it also scores the pipeline's
 VG-Attribution twin (``vga_macro``, and ``vga_colour`` on its colour cases), which adds the union-box crop.
-``--colour-share`` sets the share of colour swaps among the hard negatives (the rest are subject/object swaps).
+``--colour-share`` sets the share of colour swaps among the hard negatives (the rest are subject/object swaps);
+``--colour-share 0`` is the relation-only probe (every hard negative a subject/object swap). At the last step it
+also scores the pipeline's VG-Relation twin (``vgr_macro``) and its wrong-image control (``vgr_wrong_image``).
 
 Starting points (``--start``):
   scratch          random init;
@@ -106,6 +108,16 @@ def vga_scores(model, tok, bench: Path, world: Path, seed: int) -> dict[str, flo
     return {"vga_macro": round(float(macro), 4), "vga_colour": round(float(df.loc[colour, "correct"].mean()), 4)}
 
 
+def vgr_scores(model, tok, bench: Path, seed: int) -> dict[str, float]:
+    """The pipeline's VG-Relation twin: macro accuracy and the same with every case scored on another case's image."""
+    model.eval()
+    b = BENCHMARKS.get("vg_relation")
+    inputs = read_manifest(bench, seed=seed)
+    m = b.metrics(b.run(toy_scorer("probe", model, tok), inputs), inputs)
+    return {"vgr_macro": round(float(m["aro/vg_relation/macro_acc"]), 4),
+            "vgr_wrong_image": round(float(m["aro/vg_relation/wrong_image_macro_acc"]), 4)}
+
+
 def start_model(start: str, arch: str, base: Path, seed: int, world: Path, tok) -> tuple[torch.nn.Module, int]:
     spec = ModelSpec(arch, None, "world", 32)
     fresh = create_model(spec, init_seed=derive_seed(seed, "probe", "init"))
@@ -187,6 +199,7 @@ def main() -> None:
         model.train()
         if step == args.steps and args.benchmarks:
             res.update(vga_scores(model, tok, Path(args.benchmarks), world, args.seed))
+            res.update(vgr_scores(model, tok, Path(args.benchmarks), args.seed))
         rows.append({"start": args.start, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
                      "seed": args.seed, "step": step, "samples": step * args.batch_size, **res,
                      "train_hn_acc": round(float(np.mean(hn_window)), 4) if hn_window else float("nan"),

@@ -550,7 +550,7 @@ def plasticity_table(path: str | Path) -> pd.DataFrame | None:
     keys = ["start", "colour_share", "pretrain_samples", "arch", "lr", "seed"]
     first = df.sort_values("step").groupby(keys, sort=False).first().reset_index()
     last = df.sort_values("step").groupby(keys, sort=False).last().reset_index()
-    extra = [c for c in ("col_and", "vga_macro", "vga_colour") if c in last]
+    extra = [c for c in ("col_and", "vga_macro", "vga_colour", "vgr_macro", "vgr_wrong_image") if c in last]
     out = last[keys + ["step", "samples", *PLASTICITY_METRICS, *extra, "train_hn_acc", "seconds"]].copy()
     for m in PLASTICITY_METRICS:
         out.insert(out.columns.get_loc(m), f"{m} at step 0", first[m].to_numpy())
