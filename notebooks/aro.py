@@ -127,9 +127,10 @@ display(HTML(R.show(out_dir, "ARO-X2", R.x2(ctx))))
 display(HTML(R.show(out_dir, "ARO-X1", R.x1(ctx))))
 
 # %% [markdown] tags=["profile-toy"]
-# ## Wrong-image control: how much of VG-R / VG-A is read off the image?
+# ## Wrong-image control: how much of VG-R / VG-A and the relation benchmarks is read off the image?
 # Not a paper artifact. Each VG case is scored twice: with its own image, and with the image of another case
-# (a seeded derangement). Accuracy that survives the wrong image comes from the text side alone, a prior over
+# (a seeded derangement); so is every item of SugarCrepe, VALSE and VL-CheckList (a derangement of their distinct
+# images, so no item keeps its own; the rows below are their relation subsets). Accuracy that survives the wrong image comes from the text side alone, a prior over
 # which caption is plausible; "own - wrong" is what the model reads off the image. Real VG has strong priors
 # ("the grass is green", "the cup is on the table"); the toy world has them only through `world.colour_prior`
 # and `world.layout_prior` (see World calibration and Deviations).
@@ -280,6 +281,24 @@ if plast is None:
 else:
     display(HTML(R.show(out_dir, "plasticity_probe", plast)))
     display(HTML(R.plasticity_figure_html(plasticity_csv, out_dir)))
+
+# %% [markdown] tags=["profile-toy"]
+# ### Relation probe: can the pipeline's base learn relations at all?
+# The same probe with `colour_share` 0: every hard negative is the subject/object swap of its caption ("a s2 REL a
+# s1" against "a s1 REL a s2", colours named), the relation-only counterpart of the binding probe above, from the
+# pipeline's base (chain b0) and, for comparison, from random init. `rel_any` / `rel_lr` score the swap on whole
+# `coco_test` images; at the last step `vgr_macro` is the pipeline's VG-Relation twin and `vgr_wrong_image` its
+# wrong-image control. Single seed per start, one CPU thread each (`calibration/relation_probe.csv`).
+
+# %% tags=["profile-toy"]
+relation_csv = str(Path(calibration_csv).parent / "relation_probe.csv")
+rel_probe = R.plasticity(relation_csv)
+if rel_probe is None:
+    display(Markdown(f"No relation-probe results at `{relation_csv}` (run `python scripts/probe_plasticity.py "
+                     "--colour-share 0 --out calibration/relation_probe.csv`)."))
+else:
+    display(HTML(R.show(out_dir, "relation_probe", rel_probe)))
+    display(HTML(R.plasticity_figure_html(relation_csv, out_dir, "relation_probe")))
 
 # %% [markdown] tags=["profile-toy"]
 # ### What the mined negatives ask for

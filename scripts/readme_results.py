@@ -34,9 +34,15 @@ ROWS = (("VG-Relation", "aro/vg_relation/macro_acc", ("vg_relation", "macro_acc"
         ("CIFAR100 twin", "zeroshot/cifar100/acc", ("cifar100", "acc")),
         ("ImageNet twin", "zeroshot/imagenet/acc", ("imagenet", "acc")))
 #: the relation benchmarks of the other papers and their headline numbers, same models (reports/index.html: all)
-OTHER_ROWS = (("SugarCrepe replace-rel", "sugarcrepe/replace_rel/acc"), ("SugarCrepe swap-obj", "sugarcrepe/swap_obj/acc"),
-              ("VALSE relations", "valse/relations/acc"), ("VALSE actant swap", "valse/actant-swap/acc"),
+OTHER_ROWS = (("SugarCrepe replace-rel", "sugarcrepe/replace_rel/acc"),
+              ("SugarCrepe replace-rel, wrong image", "sugarcrepe/replace_rel/wrong_image_acc"),
+              ("SugarCrepe swap-obj", "sugarcrepe/swap_obj/acc"),
+              ("SugarCrepe swap-obj, wrong image", "sugarcrepe/swap_obj/wrong_image_acc"),
+              ("VALSE relations", "valse/relations/acc"), ("VALSE relations, wrong image", "valse/relations/wrong_image_acc"),
+              ("VALSE actant swap", "valse/actant-swap/acc"),
+              ("VALSE actant swap, wrong image", "valse/actant-swap/wrong_image_acc"),
               ("VL-CheckList Relation", "vlchecklist/relation/avg"),
+              ("VL-CheckList Relation, wrong image", "vlchecklist/wrong_image/relation/avg"),
               ("SugarCrepe REPLACE / SWAP / ADD (micro)", ("sugarcrepe/replace/micro_acc", "sugarcrepe/swap/micro_acc",
                                                             "sugarcrepe/add/micro_acc")),
               ("VALSE, mean of the instruments present", "valse/avg_present_instruments"),

@@ -154,14 +154,21 @@ def sugarcrepe(root: Path) -> Fixture:
     table = {(7, "A dog on a sofa. "): 0.6, (7, "A cat on a sofa."): 0.2, (8, "A red bus."): 0.5, (8, "A red car."): 0.4,
              (7, "A brown dog."): 0.3, (7, "A white dog."): 0.3,  # tie: wrong
              (8, "A bus on a road."): 0.2, (8, "A bus under a road."): 0.1,
-             (8, "A bus near a car."): 0.1, (8, "A car near a bus."): 0.2}
+             (8, "A bus near a car."): 0.1, (8, "A car near a bus."): 0.2,
+             # the wrong-image control: with two images, each item is scored on the other one (a derangement of 2);
+             # pairs not listed score 0 vs 0, a tie, so wrong
+             (8, "A dog on a sofa. "): 0.4, (8, "A cat on a sofa."): 0.1,  # replace_obj "0" on image 8: right
+             (7, "A red bus."): 0.1, (7, "A red car."): 0.2,  # replace_obj "2" on image 7: wrong
+             (7, "A bus on a road."): 0.3, (7, "A bus under a road."): 0.1}  # replace_rel "1" on image 7: right
     inputs = {"sugarcrepe_dir": str(d), "coco_val2017_images": str(images),
               "sugarcrepe_categories": ["replace_obj", "replace_att", "replace_rel", "swap_obj"]}
     p = "sugarcrepe"
     # replace: 2/2, 0/1, 1/1 -> micro 3/4, macro (1 + 0 + 1) / 3; swap has no swap_att: no group keys
     expected = {f"{p}/replace_obj/acc": 1.0, f"{p}/replace_att/acc": 0.0, f"{p}/replace_rel/acc": 1.0,
                 f"{p}/swap_obj/acc": 0.0, f"{p}/replace/micro_acc": 3 / 4, f"{p}/replace/macro_acc": 2 / 3,
-                f"{p}/replace_obj/n": 2}
+                f"{p}/replace_obj/n": 2, f"{p}/replace_obj/wrong_image_acc": 1 / 2,
+                f"{p}/replace_att/wrong_image_acc": 0.0, f"{p}/replace_rel/wrong_image_acc": 1.0,
+                f"{p}/swap_obj/wrong_image_acc": 0.0}
     return Fixture(inputs, table, expected)
 
 

@@ -223,3 +223,37 @@ def test_class_groups_file_is_checked(tmp_path):
         write_suite(tmp_path, {"t": ["a", "b"]}, {"standard": ["{c}"]}, bad)
         with pytest.raises(RecordError, match=f"class_groups.json: .*{msg}"):
             read_suite(tmp_path)
+
+
+def test_wrong_image_control_never_gives_an_item_its_own_image():
+    """A derangement of the distinct images: items sharing an image share its replacement, no item keeps its own,
+    the index column names an item that shows the replacement; the same seed gives the same control."""
+    import numpy as np
+
+    from vlcomp.eval.common import wrong_image_control
+
+    keys = ["a", "b", "a", "c", "d", "b", "e"]
+    controls, idx = wrong_image_control(keys, 0, "t")
+    wrong = controls["wrong_image"]
+    assert all(w != k for w, k in zip(wrong, keys, strict=True))
+    assert wrong[0] == wrong[2] and wrong[1] == wrong[5] and sorted(set(wrong)) == sorted(set(keys))
+    assert [keys[i] for i in idx] == wrong and idx.dtype == np.int64
+    again, idx2 = wrong_image_control(keys, 0, "t")
+    assert again == controls and (idx2 == idx).all()
+    assert wrong_image_control(["a", "a"], 0, "t") == ({}, None)
+
+
+@pytest.mark.parametrize("name", ["valse", "vlchecklist"])
+def test_wrong_image_keys_of_valse_and_vlchecklist(tmp_path, name):
+    """Every item scored again on another item's image: the per-item table names that item, and the wrong-image
+    decision is the benchmark's own rule on those scores."""
+    import numpy as np
+
+    f = formats.build(name, tmp_path)
+    bench = BENCHMARKS.get(name)
+    df = bench.run(f.scorer(), f.inputs)[name]
+    assert {"wrong_image", "wrong_score_pos", "wrong_score_neg", "wrong_correct"} <= set(df.columns)
+    assert (df["wrong_correct"] == (df["wrong_score_pos"] > df["wrong_score_neg"])).all()
+    assert (df["wrong_image"].to_numpy() != np.arange(len(df))).all()
+    keys = {k for k in bench.aggregate({name: df}) if "wrong_image" in k}
+    assert keys and all(0 <= bench.aggregate({name: df})[k] <= 1 for k in keys)

@@ -111,6 +111,8 @@ def test_wrong_image_table_by_hand() -> None:
         for i, (o, w) in enumerate(zip(own, wrong, strict=True)):
             for _, own_key, wrong_key, cos_key in tables.WRONG_IMAGE_ROWS:
                 for key, v in ((own_key, o), (wrong_key, w), (cos_key, 0.99), (tables.own_minus_wrong_key(own_key), o - w)):
+                    if key is None:
+                        continue
                     rows.append({"model": f"{method}{i}", "method": method, "base": f"b{i}", "base_seed": str(i),
                                  "seed": "0", "key": key, "value": v})
     long = tables.table_wrong_image(summary(pd.DataFrame(rows)), METHODS)
@@ -120,3 +122,13 @@ def test_wrong_image_table_by_hand() -> None:
     assert t.loc["NegCLIP", "VG-Relation, own - wrong (toy)"].startswith("0.150 ± 0.071")  # (0.1, 0.2): ddof=1
     assert t.loc["CLIP", "VG-Relation, own - wrong (toy)"] == "0.000 (n=1)"
     assert t.loc["CLIP", "VG-Attribution, text cos(true, false) (toy)"] == "0.990 (n=1)"
+    assert t.loc["NegCLIP", "VALSE relations, own - wrong (toy)"].startswith("0.150 ± 0.071")
+    assert "VALSE relations, text cos(true, false) (toy)" not in t.columns
+
+
+def test_own_minus_wrong_keys() -> None:
+    assert tables.own_minus_wrong_key("aro/vg_relation/macro_acc") == "aro/vg_relation/own_minus_wrong_image_macro_acc"
+    assert tables.own_minus_wrong_key("valse/relations/acc") == "valse/relations/own_minus_wrong_image_acc"
+    assert tables.own_minus_wrong_key("vlchecklist/relation/avg") == "vlchecklist/own_minus_wrong_image/relation/avg"
+    keys = [k for _, own, wrong, _ in tables.WRONG_IMAGE_ROWS for k in (own, wrong, tables.own_minus_wrong_key(own))]
+    assert len(set(keys)) == len(keys)  # no derived key collides with a measured one

@@ -1,7 +1,9 @@
 """SugarCrepe on its released files (7 categories, string ids): one image, ``[caption, negative_caption]``;
 strict ``>`` (a tie is wrong); per-category accuracy, and per group the micro (SugarCrepe paper) and macro
 (CE-CLIP) averages. Keys ``sugarcrepe/<category>/acc``, ``sugarcrepe/<category>/n``, ``sugarcrepe/<group>/{micro,macro}_acc``.
-All categories are scored in one pass, so a COCO image shared by several categories is encoded once.
+All categories are scored in one pass, so a COCO image shared by several categories is encoded once. Every item is
+also scored on another item's image (:func:`vlcomp.eval.common.wrong_image_control`, not part of SugarCrepe's
+protocol): ``sugarcrepe/<category>/wrong_image_acc``.
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..eval.common import as_bool, as_text, checked, finish_pair, grouped_loader, need_path, table
+from ..eval.common import (as_bool, as_text, checked, finish_pair_controlled, grouped_loader, need_path, table,
+                           wrong_image_control)
 from ..eval.engine import ChoiceTask
 from ..formats import sugarcrepe as sugarcrepe_ds
 from .registry import Benchmark, register
 
 
 def sugarcrepe_task(cases_by_category: Mapping[str, Sequence[sugarcrepe_ds.SugarCrepeCase]],
-                    images_dir: str | Path, sources: Mapping[str, str | Path] | None = None) -> ChoiceTask:
-    """All categories in one task; the image key is the COCO val2017 file path."""
+                    images_dir: str | Path, sources: Mapping[str, str | Path] | None = None, *,
+                    seed: int = 0) -> ChoiceTask:
+    """All categories in one task; the image key is the COCO val2017 file path; the wrong-image control's
+    derangement is drawn from ``seed``."""
     images_dir = Path(images_dir)
     rows = [(cat, c) for cat, cases in cases_by_category.items() for c in cases]
     for cat in cases_by_category:
@@ -33,11 +38,14 @@ def sugarcrepe_task(cases_by_category: Mapping[str, Sequence[sugarcrepe_ds.Sugar
     meta = pd.DataFrame({"category": [cat for cat, _ in rows], "id": [c.id for _, c in rows],
                          "filename": [c.filename for _, c in rows], "caption": [c.caption for _, c in rows],
                          "negative_caption": [c.negative_caption for _, c in rows]})
+    controls, wrong = wrong_image_control(keys, seed, "sugarcrepe")
+    if wrong is not None:
+        meta["wrong_image"] = wrong
     return ChoiceTask(
         name="sugarcrepe", meta=meta, image_keys=keys,
         captions=[(c.caption, c.negative_caption) for _, c in rows], load_image=load,
-        finish=lambda m, s: {"sugarcrepe": finish_pair(m, s, sugarcrepe_ds.correct)},
-        image_file=Path, naive_text_calls="per_caption",
+        finish=lambda m, s, extras=None: {"sugarcrepe": finish_pair_controlled(m, s, sugarcrepe_ds.correct, extras)},
+        image_file=Path, naive_text_calls="per_caption", controls=controls,
     )
 
 
@@ -52,7 +60,8 @@ def prepare_sugarcrepe(inputs: Mapping[str, Any]) -> ChoiceTask:
         raise ValueError(f"sugarcrepe: input 'sugarcrepe_categories' has unknown {unknown}; "
                          f"known: {', '.join(sugarcrepe_ds.CATEGORIES)}")
     cases = sugarcrepe_ds.load_all(data_dir, categories)
-    return sugarcrepe_task(cases, images, {c: data_dir / f"{c}.json" for c in categories})
+    return sugarcrepe_task(cases, images, {c: data_dir / f"{c}.json" for c in categories},
+                           seed=int(inputs.get("seed") or 0))
 
 
 def aggregate_sugarcrepe(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
@@ -68,6 +77,9 @@ def aggregate_sugarcrepe(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]
         else:
             out[f"sugarcrepe/{key}/acc"] = value
             out[f"sugarcrepe/{key}/n"] = len(by_cat[key])
+    if "wrong_correct" in df.columns:
+        wrong = as_bool(df["wrong_correct"])
+        out |= {f"sugarcrepe/{c}/wrong_image_acc": float(wrong[cats == c].mean()) for c in by_cat}
     return checked(out)
 
 

@@ -9,6 +9,9 @@ all its files were scored) unless ``vlchecklist_corpus`` names a corpus file in 
 only source dataset is its VG stand-in): then that mapping is used, every file it lists must be among
 ``vlchecklist_files``, and each item's ``category`` / ``dataset`` go into the per-item table, so the aggregate (which
 sees only the tables, also after a CSV round trip) needs nothing else.
+
+Every item is also scored on another item's image (:func:`vlcomp.eval.common.wrong_image_control`, not part of the
+protocol), aggregated the same way: ``vlchecklist/wrong_image/<category>``, ``.../<group>/avg``, ``.../overall``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..eval.common import as_bool, as_text, checked, finish_pair, key_part, need, table
+from ..eval.common import (as_bool, as_text, checked, finish_pair_controlled, key_part, need, table,
+                           wrong_image_control)
 from ..eval.engine import ChoiceTask, first_by_key
 from ..formats import vlchecklist as vlc_ds
 from ..formats.records import RecordError, open_image, where
@@ -36,11 +40,11 @@ VLC_CATEGORY_KEY = {
 
 def vlchecklist_task(files: Mapping[str, tuple[str | Path, str | Path]], *,
                      max_items: int = vlc_ds.MAX_ITEMS,
-                     corpus: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> ChoiceTask:
+                     corpus: Mapping[str, Mapping[str, Sequence[str]]] | None = None, seed: int = 0) -> ChoiceTask:
     """``files``: result key (``Attribute_color_vg``) -> (annotation JSON, image root). Per file the protocol
     items are kept (image exists, then the first ``max_items``); the image key is the image file. With ``corpus``
     (category -> dataset -> result keys) the meta gets each item's ``category`` and ``dataset`` (``""`` for a file
-    the corpus does not list)."""
+    the corpus does not list). The wrong-image control's derangement is drawn from ``seed``."""
     place = {f: (c, d) for c, ds in (corpus or {}).items() for d, fs in ds.items() for f in fs}
     metas, keys, captions, first_rows = [], [], [], []
     for result_key, (ann, root) in files.items():
@@ -57,10 +61,15 @@ def vlchecklist_task(files: Mapping[str, tuple[str | Path, str | Path]], *,
         captions += [(c.positive, c.negative) for c in items]
         first_rows += [(ann, c.index) for c in items]
     first = first_by_key(keys, first_rows)
+    meta = pd.concat(metas, ignore_index=True)
+    controls, wrong = wrong_image_control(keys, seed, "vlchecklist")
+    if wrong is not None:
+        meta["wrong_image"] = wrong
     return ChoiceTask(
-        name="vlchecklist", meta=pd.concat(metas, ignore_index=True), image_keys=keys, captions=captions,
+        name="vlchecklist", meta=meta, image_keys=keys, captions=captions,
         load_image=lambda key: open_image(key, where(*first[key])),
-        finish=lambda m, s: {"vlchecklist": finish_pair(m, s, vlc_ds.correct)}, image_file=Path,
+        finish=lambda m, s, extras=None: {"vlchecklist": finish_pair_controlled(m, s, vlc_ds.correct, extras)},
+        image_file=Path, controls=controls,
     )
 
 
@@ -77,14 +86,15 @@ def prepare_vlchecklist(inputs: Mapping[str, Any]) -> ChoiceTask:
                              f"got {spec!r:.120}")
         pairs[key] = (spec["annotations"], spec["images"])
     corpus_path = inputs.get("vlchecklist_corpus")
+    seed = int(inputs.get("seed") or 0)
     if corpus_path is None or not str(corpus_path).strip():
-        return vlchecklist_task(pairs)
+        return vlchecklist_task(pairs, seed=seed)
     corpus = vlc_ds.load_corpus(corpus_path)
     unknown = [f for ds in corpus.values() for fs in ds.values() for f in fs if f not in pairs]
     if unknown:
         raise ValueError(f"vlchecklist: {corpus_path} lists result keys missing from vlchecklist_files: "
                          f"{', '.join(unknown)}")
-    return vlchecklist_task(pairs, corpus=corpus)
+    return vlchecklist_task(pairs, corpus=corpus, seed=seed)
 
 
 def corpus_from_items(files: Sequence[str], categories: Sequence[str], datasets: Sequence[str]
@@ -112,6 +122,13 @@ def aggregate_vlchecklist(tables: Mapping[str, pd.DataFrame]) -> dict[str, float
     out |= {f"vlchecklist/{VLC_CATEGORY_KEY[c]}": v for c, v in cats.items()}
     for group, value in vlc_ds.group_averages(cats).items():
         out["vlchecklist/overall" if group == "overall" else f"vlchecklist/{group}/avg"] = value
+    if "wrong_correct" in df.columns:  # the wrong-image control (not part of VL-CheckList's protocol), same averages
+        wrong = as_bool(df["wrong_correct"])
+        wrong_acc = {f: round(float(wrong[files == f].mean()), vlc_ds.ACC_DECIMALS) for f in file_acc}
+        wrong_cats = vlc_ds.category_scores(wrong_acc, corpus)
+        out |= {f"vlchecklist/wrong_image/{VLC_CATEGORY_KEY[c]}": v for c, v in wrong_cats.items()}
+        for group, value in vlc_ds.group_averages(wrong_cats).items():
+            out[f"vlchecklist/wrong_image/{group}/avg" if group != "overall" else "vlchecklist/wrong_image/overall"] = value
     return checked(out)
 
 

@@ -83,6 +83,45 @@ def finish_pair(meta: pd.DataFrame, scores: np.ndarray, correct_fn) -> pd.DataFr
     return df
 
 
+WRONG_IMAGE = "wrong_image"
+"""The name of the wrong-image control: a task's control of that name, the per-item columns ``wrong_image`` (the
+item whose image was used), ``wrong_score_*`` and ``wrong_correct``, and metric keys ``.../wrong_image_acc``."""
+
+
+def wrong_image_control(keys: Sequence[Any], seed: int, name: str) -> tuple[dict[str, list[Any]], np.ndarray | None]:
+    """The wrong-image control of a choice task whose items share images (SugarCrepe, VALSE, VL-CheckList): the
+    distinct images are permuted with no fixed point (a derangement drawn from ``np_rng(seed, "evaluate",
+    "wrong_image", name)``), so every item is scored again on an image that is not its own, with its own captions.
+    Returns ``({"wrong_image": [image key per item]}, the index of the first item showing that image)``, or
+    ``({}, None)`` when the task has fewer than two distinct images. What survives the wrong image is a text-side
+    prior over which caption is plausible; own minus wrong is what the model reads off the image."""
+    from ..benchmarks.aro import derangement
+    from ..seeding import np_rng
+
+    first: dict[Any, int] = {}
+    for i, k in enumerate(keys):
+        first.setdefault(k, i)
+    unique = list(first)
+    if len(unique) < 2:
+        return {}, None
+    perm = derangement(len(unique), np_rng(seed, "evaluate", WRONG_IMAGE, name))
+    pos = {k: j for j, k in enumerate(unique)}
+    wrong = [unique[perm[pos[k]]] for k in keys]
+    return {WRONG_IMAGE: wrong}, np.array([first[k] for k in wrong], dtype=np.int64)
+
+
+def finish_pair_controlled(meta: pd.DataFrame, scores: np.ndarray, correct_fn,
+                           extras: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
+    """:func:`finish_pair`, plus the wrong-image control when scored (``extras``): ``wrong_score_pos``,
+    ``wrong_score_neg`` and ``wrong_correct``, decided by the same rule (``meta`` carries ``wrong_image``)."""
+    df = finish_pair(meta, scores, correct_fn)
+    if extras and WRONG_IMAGE in extras:
+        w = extras[WRONG_IMAGE]
+        df["wrong_score_pos"], df["wrong_score_neg"] = w[:, 0].astype(np.float64), w[:, 1].astype(np.float64)
+        df["wrong_correct"] = correct_fn(w[:, 0], w[:, 1])
+    return df
+
+
 def grouped_loader(keys: Sequence[str], rows: Sequence[tuple[str, Any]],
                     sources: Mapping[str, str | Path] | None):
     """Lazy image loader for ``(group, case)`` rows keyed by image path; errors name the group's file (from

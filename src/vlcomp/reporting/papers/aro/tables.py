@@ -180,24 +180,39 @@ def table_x2(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.Da
 WRONG_IMAGE_ROWS = (("VG-Relation", "aro/vg_relation/macro_acc", "aro/vg_relation/wrong_image_macro_acc",
                      "aro/vg_relation/text_swap_cosine"),
                     ("VG-Attribution", "aro/vg_attribution/macro_acc", "aro/vg_attribution/wrong_image_macro_acc",
-                     "aro/vg_attribution/text_swap_cosine"))
+                     "aro/vg_attribution/text_swap_cosine"),
+                    # the caption-level relation benchmarks of the other papers, with the same control
+                    ("SugarCrepe replace-rel", "sugarcrepe/replace_rel/acc", "sugarcrepe/replace_rel/wrong_image_acc", None),
+                    ("SugarCrepe swap-obj", "sugarcrepe/swap_obj/acc", "sugarcrepe/swap_obj/wrong_image_acc", None),
+                    ("SugarCrepe swap-att", "sugarcrepe/swap_att/acc", "sugarcrepe/swap_att/wrong_image_acc", None),
+                    ("VALSE relations", "valse/relations/acc", "valse/relations/wrong_image_acc", None),
+                    ("VALSE actant swap", "valse/actant-swap/acc", "valse/actant-swap/wrong_image_acc", None),
+                    ("VL-CheckList Relation", "vlchecklist/relation/avg", "vlchecklist/wrong_image/relation/avg", None))
 
 
 def own_minus_wrong_key(own: str) -> str:
-    """The per-model derived metric "own image - wrong image" (:func:`vlcomp.reporting.collect.with_difference`)."""
-    return own.replace("/macro_acc", "/own_minus_wrong_image_macro_acc")
+    """The per-model derived metric "own image - wrong image" (:func:`vlcomp.reporting.collect.with_difference`):
+    ``.../macro_acc`` -> ``.../own_minus_wrong_image_macro_acc``, ``.../acc`` -> ``.../own_minus_wrong_image_acc``,
+    ``vlchecklist/<group>/avg`` -> ``vlchecklist/own_minus_wrong_image/<group>/avg``."""
+    head, _, last = own.rpartition("/")
+    if last in ("macro_acc", "acc"):
+        return f"{head}/own_minus_wrong_image_{last}"
+    if own.startswith("vlchecklist/"):
+        return own.replace("vlchecklist/", "vlchecklist/own_minus_wrong_image/", 1)
+    raise ValueError(f"no own - wrong image key for {own!r}")
 
 
 def table_wrong_image(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    """The wrong-image control (not a paper artifact), long: each VG case scored with its own image and with another
-    case's image. What survives the wrong image is a language prior over which caption is plausible; the rest,
-    "own - wrong" (a per-model difference, :func:`own_minus_wrong_key`), is what the model reads off the image.
-    "text cos(true, false)" is the mean cosine between the two captions' text embeddings (near 1: the text tower
-    hardly tells a caption from its swap)."""
+    """The wrong-image control (not a paper artifact), long: each case (VG-R, VG-A and the caption-level relation
+    benchmarks) scored with its own image and with another case's image. What survives the wrong image is a
+    language prior over which caption is plausible; the rest, "own - wrong" (a per-model difference,
+    :func:`own_minus_wrong_key`), is what the model reads off the image. "text cos(true, false)" (VG only) is the
+    mean cosine between the two captions' text embeddings (near 1: the text tower hardly tells a caption from its
+    swap)."""
     rows = []
     for task, own, wrong, cos in WRONG_IMAGE_ROWS:
-        for what, key in (("own image", own), ("wrong image", wrong), ("own - wrong", own_minus_wrong_key(own)),
-                          ("text cos(true, false)", cos)):
+        measures = [("own image", own), ("wrong image", wrong), ("own - wrong", own_minus_wrong_key(own))]
+        for what, key in measures + ([("text cos(true, false)", cos)] if cos else []):
             rows += long_rows(summ, methods, {"task": task, "measure": f"{task}, {what}"}, key, lambda m: None,
                               paper_only=())
     return long_frame(rows, ("task", "measure"))

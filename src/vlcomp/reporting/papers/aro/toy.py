@@ -567,7 +567,7 @@ def plasticity(path: str | Path) -> Table | None:
                  "-1 in the CSV: the start is the pipeline's base model (shown as *pipeline base*).")
 
 
-def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
+def plasticity_figure(path: str | Path, out_dir: str, name: str = "plasticity_probe") -> Path | None:
     df = _read_plasticity(path)
     if df is None:
         return None
@@ -586,11 +586,11 @@ def plasticity_figure(path: str | Path, out_dir: str) -> Path | None:
         ax.set_ylim(0.4, 1.0)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    return save_figure(fig, out_dir, "plasticity_probe")
+    return save_figure(fig, out_dir, name)
 
 
-def plasticity_figure_html(path: str | Path, out_dir: str) -> str:
-    png = plasticity_figure(path, out_dir)
+def plasticity_figure_html(path: str | Path, out_dir: str, name: str = "plasticity_probe") -> str:
+    png = plasticity_figure(path, out_dir, name)
     return "" if png is None else figure_html(png, "One curve per probe run (single seed): no spread; dashed line: "
                                               "chance (0.5).")
 
