@@ -92,11 +92,14 @@ def _per_item_tables() -> dict[str, pd.DataFrame]:
     for name in ("coco_retrieval", "flickr_retrieval"):
         for d in ("i2t", "t2i"):
             t[f"{name}_{d}"] = pd.DataFrame({f"hit_{k}": [k > 1, True] for k in KS})
+    # with the wrong-image control's decisions, as every run writes them (eval.common.wrong_image_control)
     t["sugarcrepe"] = pd.DataFrame({"category": list(sugarcrepe_ds.CATEGORIES) * 2,
-                                    "correct": [True] * 7 + [False] * 7})
-    t["valse"] = pd.DataFrame({"instrument": list(valse_ds.INSTRUMENTS) * 2, "correct": [True] * 11 + [False] * 11})
+                                    "correct": [True] * 7 + [False] * 7, "wrong_correct": False})
+    t["valse"] = pd.DataFrame({"instrument": list(valse_ds.INSTRUMENTS) * 2, "correct": [True] * 11 + [False] * 11,
+                               "wrong_correct": False})
     files = [f for ds in vlc_ds.CORPUS.values() for fs in ds.values() for f in fs]
-    t["vlchecklist"] = pd.DataFrame({"file": files * 2, "correct": [True] * len(files) + [False] * len(files)})
+    t["vlchecklist"] = pd.DataFrame({"file": files * 2, "correct": [True] * len(files) + [False] * len(files),
+                                     "wrong_correct": False})
     cases = [(w, k) for w in ccneg_ds.NEGATION_WORDS for k in range(1, 6)] * 2
     t["ccneg"] = pd.DataFrame({"index": range(len(cases)), "k": pd.array([k for _, k in cases], dtype="Int64"),
                                "negated_caption": [f"a dog {w} a hat" for w, _ in cases],
