@@ -188,3 +188,19 @@ def test_radar_ring_labels_go_where_no_polygon_reaches():
     gap, labelled = figures.radar_label_place(polygons)
     assert gap == 2 and labelled == [0.5, 0.75]  # the gap 2-3 reaches 0.3: rings from 0.34 up are clear
     assert figures.radar_label_place([[0.8] * 3])[1] == []  # nowhere clear: no ring label
+
+
+def test_lr_selection_reads_only_the_selections_params_name(ctx, tmp_path):
+    """A folder an earlier params left under models/lr (DVC does not delete the outputs of a stage that no longer
+    exists) is not shown."""
+    stale = ctx.models_dir / "lr" / "negclip-b9"
+    stale.mkdir(parents=True, exist_ok=True)
+    (stale / "selection.json").write_text(json.dumps({"method": "negclip", "grid": {"0.1": {"mean_recall_at_1": 0.5}},
+                                                      "selected_lr": 0.1, "sweep_epochs": 0.25}))
+    try:
+        table = R.lr_selection(ctx).data
+        assert set(table["selection"]) == set(PARAMS["selections"]) and 0.1 not in set(table["lr"])
+    finally:
+        import shutil
+
+        shutil.rmtree(stale)

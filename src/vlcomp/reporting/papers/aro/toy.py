@@ -341,7 +341,10 @@ def lr_selection(ctx: ReportContext) -> Table:
     """Every learning-rate grid point of every selection (``models/lr/<selection>``; params ``lr_selection``)."""
     rows = []
     selections = ctx.params.get("selections") or {}
-    for path in sorted(ctx.models_dir.glob("lr/*/selection.json")):
+    # the selections params name (a folder left by an earlier params, e.g. a per-chain sweep, is not one of them)
+    for path in sorted(ctx.models_dir / "lr" / name / "selection.json" for name in selections):
+        if not path.is_file():
+            continue
         sel = read_json(path)
         base = (selections.get(path.parent.name) or {}).get("base", sel.get("base", ""))
         for lr, m in sel["grid"].items():
