@@ -188,23 +188,10 @@ def _line(proc: subprocess.Popen) -> dict:
 
 
 def _machine() -> dict:
-    import torch
+    """The machine record every stage logs (vlcomp.determinism.machine_record), plus the platform string."""
+    from vlcomp.determinism import machine_record
 
-    model, flags = platform.processor(), []
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    model = value.strip()
-                elif key.strip() == "flags":
-                    flags = value.split()
-                    break
-    except OSError:
-        pass
-    return {"cpu_model": model, "cpus": os.cpu_count(), "avx512_flags": sorted(f for f in flags if "avx512" in f),
-            "avx2": "avx2" in flags, "torch": torch.__version__, "python": platform.python_version(),
-            "platform": platform.platform()}
+    return {**machine_record(), "platform": platform.platform()}
 
 
 def bench(ws: Path, workload: str, sides: dict, steps: int, warmup: int, tmp: Path) -> dict:

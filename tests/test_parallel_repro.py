@@ -2,7 +2,15 @@
 
 import pytest
 
-from vlcomp.parallel_repro import Schedule, _n_descendants, parse_dot, restrict, stale
+from vlcomp.parallel_repro import (
+    Schedule,
+    _n_descendants,
+    critical_paths,
+    last_durations,
+    parse_dot,
+    restrict,
+    stale,
+)
 
 DOT = """strict digraph {
 "world";
@@ -76,7 +84,7 @@ def test_schedule_respects_dependencies_and_job_limit():
     for stage, ups in up.items():  # every stage starts after all its dependencies finished
         for u in ups:
             assert r.finished.index(u) < r.started.index(stage)
-    # most dependants first: pretrain (3) before bench (1) once world is done
+    # longest chain first: pretrain (3 stages to the end) before bench (2) once world is done
     assert r.started[:3] == ["world", "pretrain", "bench"]
     assert {x.stage for x in s.results} == set(up)
 
@@ -112,3 +120,33 @@ def test_stale_is_changed_plus_downstream():
     assert stale(up, ["pretrain", "bench"]) == {"pretrain", "ft@a", "ft@b", "bench", "report"}
     assert stale(up, ["world"]) == set(up)
     assert stale(up, ["not-in-targets"]) == set()
+
+
+def test_critical_paths_hand_computed():
+    up = parse_dot(DOT)
+    cost = {"world": 10, "pretrain": 100, "bench": 300, "ft@a": 50, "ft@b": 80, "report": 5}
+    # world: 10 + max(pretrain 100 + max(ft@a 50, ft@b 80) + report 5, bench 300 + report 5) = 10 + 305
+    assert critical_paths(up, cost) == {"world": 315, "pretrain": 185, "bench": 305, "ft@a": 55, "ft@b": 85,
+                                        "report": 5}
+    # no costs: chain length in stages; an unknown stage counts the median known cost (here 50 of 10/50/100)
+    assert critical_paths(up) == {"world": 4, "pretrain": 3, "bench": 2, "ft@a": 2, "ft@b": 2, "report": 1}
+    assert critical_paths(up, {"world": 10, "ft@a": 50, "ft@b": 100})["pretrain"] == 50 + 100 + 50
+
+
+def test_schedule_starts_the_longest_chain_first():
+    up = parse_dot(DOT)
+    cost = {"world": 1, "pretrain": 1, "bench": 9, "ft@a": 2, "ft@b": 2, "report": 1}
+    r = FakeRunner(cost)
+    s = Schedule(up, jobs=1, cost=cost)
+    assert s.run(r.start, r.poll, tick=0)
+    # bench heads 10 s to the end, pretrain 4 s: bench first although pretrain has more dependants
+    assert r.started[:3] == ["world", "bench", "pretrain"]
+
+
+def test_last_durations_reads_run_records_and_skips_bad_ones(tmp_path):
+    (tmp_path / "a.json").write_text('{"stage": "pretrain@b0", "seconds": 130.5}')
+    (tmp_path / "b.json").write_text("not json")
+    (tmp_path / "c.json").write_text('{"stage": "x", "seconds": 0}')
+    (tmp_path / "d.json").write_text('[1, 2]')
+    assert last_durations(tmp_path) == {"pretrain@b0": 130.5}
+    assert last_durations(tmp_path / "missing") == {}

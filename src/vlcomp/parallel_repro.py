@@ -109,6 +109,43 @@ def _n_descendants(upstream: dict[str, set[str]]) -> dict[str, int]:
     return {s: len(reach(s)) for s in upstream}
 
 
+def critical_paths(upstream: dict[str, set[str]], cost: dict[str, float] | None = None) -> dict[str, float]:
+    """For every stage, the longest chain of expected seconds from its start to the end of the DAG (its own cost
+    plus the longest such chain among its dependants). A stage with no known cost counts the median known cost
+    (1 when none is known), so with no costs this is the chain's length in stages."""
+    down: dict[str, set[str]] = {s: set() for s in upstream}
+    for s, ups in upstream.items():
+        for u in ups:
+            down[u].add(s)
+    known = sorted(v for v in (cost or {}).values() if v > 0)
+    fallback = known[len(known) // 2] if known else 1.0
+    memo: dict[str, float] = {}
+
+    def path(s: str) -> float:
+        if s not in memo:
+            own = (cost or {}).get(s, fallback)
+            memo[s] = (own if own > 0 else fallback) + max((path(d) for d in down[s]), default=0.0)
+        return memo[s]
+
+    return {s: path(s) for s in upstream}
+
+
+def last_durations(runs_dir: str | Path) -> dict[str, float]:
+    """Seconds each stage took in its last run (``runs/<stage>.json``, written by every stage; a file no stage
+    depends on). Only the schedule reads them: which stage starts first, never what a stage computes."""
+    import json
+
+    out: dict[str, float] = {}
+    for f in sorted(Path(runs_dir).glob("*.json")):
+        try:
+            rec = json.loads(f.read_text())
+            if isinstance(rec, dict) and isinstance(rec.get("stage"), str) and float(rec.get("seconds", 0)) > 0:
+                out[rec["stage"]] = float(rec["seconds"])
+        except (OSError, ValueError, TypeError):
+            continue  # a run record is a hint for the order, never required
+    return out
+
+
 @dataclass
 class StageResult:
     stage: str
@@ -120,10 +157,13 @@ class StageResult:
 @dataclass
 class Schedule:
     """Run order bookkeeping; ``runner(stage) -> handle`` starts a stage, ``poll(handle)`` returns None while it
-    runs, else its return code. Stages with the most dependants start first (they unblock the most work)."""
+    runs, else its return code. Of the ready stages, the one heading the longest chain of expected seconds to the
+    end of the DAG starts first (critical-path list scheduling, :func:`critical_paths` over ``cost``: the last run's
+    stage times), then the one with the most dependants; with no costs, the longest chain of stages."""
 
     upstream: dict[str, set[str]]
     jobs: int
+    cost: dict[str, float] = field(default_factory=dict)
     results: list[StageResult] = field(default_factory=list)
     max_running: int = 0
 
@@ -146,7 +186,9 @@ class Schedule:
     def run(self, start: Callable[[str], object], poll: Callable[[object], int | None],
             on_event: Callable[[str, str, StageResult | None], None] | None = None, tick: float = 0.2) -> bool:
         """Run every stage; after a failure start nothing new, let running stages finish, return False."""
-        priority = _n_descendants(self.upstream)
+        n_down = _n_descendants(self.upstream)
+        path = critical_paths(self.upstream, self.cost)
+        priority = {s: (round(path[s], 3), n_down[s]) for s in self.upstream}
         done: set[str] = set()
         running: dict[str, tuple[object, float]] = {}
         pending = set(self.upstream)
@@ -166,7 +208,8 @@ class Schedule:
                 if on_event:
                     on_event("done" if rc == 0 else "failed", s, res)
             if not failed:
-                ready = sorted((s for s in pending if self.upstream[s] <= done), key=lambda s: (-priority[s], s))
+                ready = sorted((s for s in pending if self.upstream[s] <= done),
+                               key=lambda s: (-priority[s][0], -priority[s][1], s))
                 for s in ready[: self.jobs - len(running)]:
                     pending.discard(s)
                     running[s] = (start(s), time.monotonic())
@@ -237,7 +280,9 @@ def repro(cwd: str | Path = ".", *, jobs: int = 2, targets: list[str] | None = N
 
     print(f"parallel repro: {len(upstream)} stages, {jobs} at a time, VLCOMP_THREADS={threads}; logs in {log_dir}",
           flush=True)
-    sched = Schedule(upstream, jobs)
+    from .tracking import RUNS_DIR
+
+    sched = Schedule(upstream, jobs, cost=last_durations(cwd / RUNS_DIR))
     ok = sched.run(start, lambda h: h.poll(), on_event)
     if not ok:
         bad = [r for r in sched.results if r.returncode != 0]

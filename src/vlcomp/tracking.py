@@ -164,7 +164,8 @@ RUNS_DIR = "runs"
 
 
 def write_run_record(stage: str, record: Mapping[str, Any], root: str | Path = ".") -> Path:
-    """``runs/<stage>.json`` under ``root``, replaced atomically (a view for people; nothing reads it back)."""
+    """``runs/<stage>.json`` under ``root``, replaced atomically (a view for people; the only reader is the
+    parallel scheduler, which orders stages by their last wall time: :func:`vlcomp.parallel_repro.last_durations`)."""
     from .io import write_json
 
     path = Path(root) / RUNS_DIR / f"{stage}.json"

@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vlcomp.benchmarks.aro import aggregate_vg_attribution, aggregate_vg_relation, derangement
+from vlcomp.benchmarks.aro import aggregate_vg_attribution, aggregate_vg_relation
+from vlcomp.eval.common import derangement
 from vlcomp.eval.engine import ChoiceTask, naive_task, score_task, tie_identical_options
 
-from .helpers import assert_tables_match, toy_scorer, write_image
+from .helpers import assert_tables_match, toy_scorer, write_image, write_noise
 
 
 @pytest.mark.parametrize("n", [2, 3, 10, 257])
@@ -122,3 +123,45 @@ def test_image_shuffle_tasks_reuse_the_clean_caption_features(tmp_path) -> None:
         np.testing.assert_allclose(shared.to_numpy(), fresh.to_numpy(), atol=1e-6)
     finally:
         base.encode_texts = real
+
+
+@pytest.mark.parametrize("budget_mb", [1024, 0])
+def test_image_shuffle_views_read_each_image_once_and_keep_the_same_bits(tmp_path, budget_mb) -> None:
+    """Two image-shuffle views of one run read each image once (the second takes the preprocessed pixels from the
+    shared cache), and score bitwise as a run without the pixel cache (budget 0: every view reads again)."""
+    import pandas as pd
+    import torch
+    from PIL import Image
+
+    from vlcomp.eval.engine import EngineOptions, FeatureCache, ImagePerturbedScorer, RetrievalTask
+    from vlcomp.perturb_image import IMAGE_PERTURBATIONS
+
+    keys = [str(write_noise(tmp_path / f"{i}.png", seed=i)) for i in range(3)]
+    texts = ["a red circle", "a blue square", "a star", "a cross", "a heart", "an arrow"]
+    reads: list[str] = []
+
+    def load(k):
+        reads.append(k)
+        return Image.open(k).convert("RGB")
+
+    def task(seed):
+        def view(s):
+            gen = torch.Generator().manual_seed(seed)
+            return ImagePerturbedScorer(s, lambda x: IMAGE_PERTURBATIONS["shuffle_rows_4"](x, gen=gen), "rows")
+
+        return RetrievalTask(name=f"r{seed}", image_meta=pd.DataFrame({"i": range(3)}),
+                             text_meta=pd.DataFrame({"t": range(6)}), image_keys=keys, texts=texts,
+                             text_to_image=[0, 0, 1, 1, 2, 2], load_image=load,
+                             finish=lambda im, tm, a, b, seed=seed: {f"s{seed}": pd.DataFrame(a)}, scorer_view=view)
+
+    base = toy_scorer()
+    options = EngineOptions(image_chunk=2, pixel_cache_mb=budget_mb)
+    cache = FeatureCache(base)
+    shared = score_task(base, [task(0), task(1)], options, cache=cache)
+    assert len(reads) == (3 if budget_mb else 6)
+    assert len(cache.pixels) == (3 if budget_mb else 0)
+    no_cache = EngineOptions(image_chunk=2, pixel_cache_mb=0)  # fresh caches: every view reads its images
+    alone = {**score_task(base, [task(0)], no_cache), **score_task(base, [task(1)], no_cache)}
+    for name in ("s0", "s1"):
+        assert np.array_equal(shared[name].to_numpy(), alone[name].to_numpy())
+    assert not np.array_equal(shared["s0"].to_numpy(), shared["s1"].to_numpy())  # the two seeds do differ

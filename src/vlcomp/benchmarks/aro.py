@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..eval.common import as_bool, as_text, checked, key_part, need_path, table
+from ..eval.common import as_bool, as_text, checked, derangement, key_part, need_path, table
 from ..eval.engine import ChoiceTask, first_by_key
 from ..formats.aro import VGCase, load_exclusions, load_vg
 from ..formats.karpathy import load_karpathy
@@ -80,16 +80,6 @@ ORDER_METRIC_NAME = {"coco_order": "coco_order", "flickr_order": "flickr30k_orde
 
 
 # --------------------------------------------------------------------------- VG-Relation / VG-Attribution
-
-
-def derangement(n: int, rng: np.random.Generator) -> np.ndarray:
-    """A random permutation of ``range(n)`` with no fixed point (``n >= 2``): walk a random cycle order."""
-    if n < 2:
-        raise ValueError(f"a derangement needs at least 2 items, got {n}")
-    order = rng.permutation(n)
-    out = np.empty(n, dtype=np.int64)
-    out[order] = np.roll(order, -1)
-    return out
 
 
 def vg_task(cases: Sequence[VGCase], images_dir: str | Path, source: str | Path, kind: str, *,

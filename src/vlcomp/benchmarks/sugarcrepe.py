@@ -15,8 +15,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..eval.common import (as_bool, as_text, checked, finish_pair_controlled, grouped_loader, need_path, table,
-                           wrong_image_control)
+from ..eval.common import (
+    as_bool,
+    as_text,
+    checked,
+    finish_pair_controlled,
+    grouped_loader,
+    need_path,
+    table,
+    wrong_image_control,
+)
 from ..eval.engine import ChoiceTask
 from ..formats import sugarcrepe as sugarcrepe_ds
 from .registry import Benchmark, register

@@ -23,8 +23,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..eval.common import (as_bool, as_text, checked, finish_pair_controlled, key_part, need, table,
-                           wrong_image_control)
+from ..eval.common import (
+    as_bool,
+    as_text,
+    checked,
+    finish_pair_controlled,
+    key_part,
+    need,
+    table,
+    wrong_image_control,
+)
 from ..eval.engine import ChoiceTask, first_by_key
 from ..formats import vlchecklist as vlc_ds
 from ..formats.records import RecordError, open_image, where

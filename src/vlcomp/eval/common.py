@@ -83,6 +83,16 @@ def finish_pair(meta: pd.DataFrame, scores: np.ndarray, correct_fn) -> pd.DataFr
     return df
 
 
+def derangement(n: int, rng: np.random.Generator) -> np.ndarray:
+    """A random permutation of ``range(n)`` with no fixed point (``n >= 2``): walk a random cycle order."""
+    if n < 2:
+        raise ValueError(f"a derangement needs at least 2 items, got {n}")
+    order = rng.permutation(n)
+    out = np.empty(n, dtype=np.int64)
+    out[order] = np.roll(order, -1)
+    return out
+
+
 WRONG_IMAGE = "wrong_image"
 """The name of the wrong-image control: a task's control of that name, the per-item columns ``wrong_image`` (the
 item whose image was used), ``wrong_score_*`` and ``wrong_correct``, and metric keys ``.../wrong_image_acc``."""
@@ -95,7 +105,6 @@ def wrong_image_control(keys: Sequence[Any], seed: int, name: str) -> tuple[dict
     Returns ``({"wrong_image": [image key per item]}, the index of the first item showing that image)``, or
     ``({}, None)`` when the task has fewer than two distinct images. What survives the wrong image is a text-side
     prior over which caption is plausible; own minus wrong is what the model reads off the image."""
-    from ..benchmarks.aro import derangement
     from ..seeding import np_rng
 
     first: dict[Any, int] = {}

@@ -71,8 +71,12 @@ class EngineOptions:
     score_block: int = 8192  # items per gather + dot-product block
     k_test: int | None = None  # cross retrieval re-ranking depth; None: the scorer's ``k_test`` or 128
     check_images: bool = True  # look for every image file before scoring (fail in seconds, not hours)
+    pixel_cache_mb: int = 1024  # preprocessed images kept for image-perturbation views (FeatureCache.pixels)
 
     def __post_init__(self) -> None:
+        if isinstance(self.pixel_cache_mb, bool) or not isinstance(self.pixel_cache_mb, int) or self.pixel_cache_mb < 0:
+            raise ValueError(f"EngineOptions.pixel_cache_mb must be an int >= 0 (0: no pixel cache), "
+                             f"got {self.pixel_cache_mb!r}")
         for name in ("image_chunk", "text_chunk", "score_block", "pair_batch", "k_test"):
             value = getattr(self, name)
             if value is None and name in ("pair_batch", "k_test"):
@@ -98,6 +102,11 @@ class FeatureCache:
     scorer: Any
     images: dict[Hashable, torch.Tensor] = field(default_factory=dict)
     texts: dict[str, torch.Tensor] = field(default_factory=dict)
+    #: Preprocessed image tensors of the images that image-perturbation views read (ARO's image shuffles: every
+    #: strategy x seed re-reads the same Karpathy test images), shared by the views of one run, so each image is
+    #: read and preprocessed once. Bounded by :attr:`EngineOptions.pixel_cache_mb`; an image left out is simply
+    #: read again (the same bits either way: preprocessing is per image).
+    pixels: dict[Hashable, torch.Tensor] = field(default_factory=dict)
 
     def check(self, scorer: Any) -> None:
         if scorer is not self.scorer:
@@ -239,7 +248,15 @@ class ImagePerturbedScorer:
         self.base, self.perturb, self.name = base, perturb, f"{base.name}+{label}"
 
     def encode_images(self, images: Sequence) -> torch.Tensor:
-        return self.base.encode_image_tensor(self.perturb(self.base.preprocess_images(images)))
+        return self.encode_pixels(self.preprocess_images(images))
+
+    def preprocess_images(self, images: Sequence) -> torch.Tensor:
+        return self.base.preprocess_images(images)
+
+    def encode_pixels(self, x: torch.Tensor) -> torch.Tensor:
+        """Features of already preprocessed images ``[N, 3, S, S]``, perturbed in order (what the engine calls
+        with images from :attr:`FeatureCache.pixels`)."""
+        return self.base.encode_image_tensor(self.perturb(x))
 
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
         return self.base.encode_texts(texts)
@@ -319,14 +336,37 @@ def _index(values: Sequence[Hashable]) -> tuple[list[Hashable], np.ndarray]:
     return list(pos), idx
 
 
+def _cached_pixels(scorer: Any, part: Sequence[Hashable], load_image: ImageLoader, cache: FeatureCache,
+                   budget_bytes: int) -> torch.Tensor:
+    """``[len(part), 3, S, S]`` preprocessed images of ``part``, read from ``cache.pixels`` or read, preprocessed
+    and kept there while the cache holds fewer than ``budget_bytes``."""
+    missing = [k for k in part if k not in cache.pixels]
+    fresh = dict(zip(missing, scorer.preprocess_images([load_image(k) for k in missing]).unbind(0), strict=True)) \
+        if missing else {}
+    held = sum(t.numel() * t.element_size() for t in cache.pixels.values())
+    for k, t in fresh.items():
+        if held + t.numel() * t.element_size() > budget_bytes:
+            break
+        cache.pixels[k] = t
+        held += t.numel() * t.element_size()
+    return torch.stack([fresh[k] if k in fresh else cache.pixels[k] for k in part])
+
+
 def encode_unique_images(scorer: Any, keys: Sequence[Hashable], load_image: ImageLoader, *, chunk: int = 64,
-                         cache: FeatureCache | None = None) -> torch.Tensor:
-    """``[len(keys), D]`` features of distinct image keys, reading ``chunk`` images at a time."""
+                         cache: FeatureCache | None = None, pixel_cache_mb: int = 1024) -> torch.Tensor:
+    """``[len(keys), D]`` features of distinct image keys, reading ``chunk`` images at a time. A scorer with
+    ``encode_pixels`` (an image-perturbation view) is handed preprocessed images, kept in ``cache.pixels``
+    (up to ``pixel_cache_mb``) for the next view of the same images."""
     todo = [k for k in keys if cache is None or k not in cache.images]
     feats: dict[Hashable, torch.Tensor] = {}
+    by_pixels = cache is not None and hasattr(scorer, "encode_pixels")
     for s in range(0, len(todo), chunk):
         part = todo[s : s + chunk]
-        out = _features(scorer.encode_images([load_image(k) for k in part]), len(part), "encode_images", scorer)
+        if by_pixels:
+            x = _cached_pixels(scorer, part, load_image, cache, pixel_cache_mb * 2**20)
+            out = _features(scorer.encode_pixels(x), len(part), "encode_pixels", scorer)
+        else:
+            out = _features(scorer.encode_images([load_image(k) for k in part]), len(part), "encode_images", scorer)
         feats.update(zip(part, out, strict=True))
     if cache is not None:
         cache.images.update(feats)
@@ -405,7 +445,8 @@ def score_choices(scorer: Any, image_keys: Sequence[Hashable], captions: Sequenc
         return tie_identical_options(s[inverse].reshape(n, k), captions)
     if cache is not None:
         cache.check(scorer)
-    fi = encode_unique_images(scorer, uimg, load_image, chunk=options.image_chunk, cache=cache)  # [Ui, D]
+    fi = encode_unique_images(scorer, uimg, load_image, chunk=options.image_chunk, cache=cache,
+                              pixel_cache_mb=options.pixel_cache_mb)  # [Ui, D]
     ft = encode_unique_texts(scorer, utxt, chunk=options.text_chunk, cache=cache)  # [Ut, D]
     if fi.shape[1] != ft.shape[1]:
         raise ValueError(f"scorer {scorer.name!r}: image features have {fi.shape[1]} dims, "
@@ -481,7 +522,8 @@ def topk_stable(scores: np.ndarray, k: int, block: int = 256) -> np.ndarray:
 def _dual_matrix(scorer: Any, keys: Sequence[Hashable], texts: Sequence[str], load_image: ImageLoader,
                  options: EngineOptions, cache: FeatureCache | None) -> np.ndarray:
     utxt, tidx = _index(texts)
-    fi = encode_unique_images(scorer, keys, load_image, chunk=options.image_chunk, cache=cache)
+    fi = encode_unique_images(scorer, keys, load_image, chunk=options.image_chunk, cache=cache,
+                              pixel_cache_mb=options.pixel_cache_mb)
     ft = encode_unique_texts(scorer, utxt, chunk=options.text_chunk, cache=cache)
     sim = (fi @ ft.T).numpy()  # COCO: 5,000 x 25,010 float32 = 500 MB, so no copy when captions are unique
     return sim if len(utxt) == len(texts) else sim[:, tidx]
@@ -618,7 +660,7 @@ def classification_logits(scorer: Any, task: ClassificationTask, options: Engine
     else:
         uimg, idx = _index(task.image_keys)
         fi = encode_unique_images(scorer, uimg, task.load_image, chunk=options.image_chunk,
-                                  cache=cache)[torch.from_numpy(idx)]
+                                  cache=cache, pixel_cache_mb=options.pixel_cache_mb)[torch.from_numpy(idx)]
     return {ps: (fi @ classifier_weights(scorer, task, ps, chunk=options.text_chunk, cache=cache,
                                           naive=naive).T).numpy()
             for ps in task.templates}
@@ -630,7 +672,8 @@ def _run_task(scorer: Any, task: Task, options: EngineOptions, cache: FeatureCac
         base_cache, scorer = cache, task.scorer_view(scorer)
         cache = None  # perturbed image features are not the scorer's own
         if not naive and base_cache is not None and getattr(scorer, "base", None) is base_cache.scorer:
-            cache = FeatureCache(scorer, texts=base_cache.texts)  # an image perturbation leaves texts as they are
+            # an image perturbation leaves texts as they are; its views share the preprocessed images
+            cache = FeatureCache(scorer, texts=base_cache.texts, pixels=base_cache.pixels)
     if cache is None and not naive and _kind(scorer) == "dual":
         cache = FeatureCache(scorer)  # within a task: controls and text pairs reuse the task's own features
     if isinstance(task, RetrievalTask):

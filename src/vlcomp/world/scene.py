@@ -13,8 +13,17 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .concepts import (BACKGROUNDS, COLOURS, ELEVATION, MATERIALS, SHAPES, SIZES, TYPICAL_COLOUR, WEB_ONLY_COLOURS,
-                       WEB_ONLY_SHAPES)
+from .concepts import (
+    BACKGROUNDS,
+    COLOURS,
+    ELEVATION,
+    MATERIALS,
+    SHAPES,
+    SIZES,
+    TYPICAL_COLOUR,
+    WEB_ONLY_COLOURS,
+    WEB_ONLY_SHAPES,
+)
 
 CONTAINER_SHAPES = ("circle", "square", "diamond")
 LAYOUTS = ("separated", "overlap", "contain", "point")
