@@ -109,25 +109,38 @@ def _n_descendants(upstream: dict[str, set[str]]) -> dict[str, int]:
     return {s: len(reach(s)) for s in upstream}
 
 
-def critical_paths(upstream: dict[str, set[str]], cost: dict[str, float] | None = None) -> dict[str, float]:
-    """For every stage, the longest chain of expected seconds from its start to the end of the DAG (its own cost
-    plus the longest such chain among its dependants). A stage with no known cost counts the median known cost
-    (1 when none is known), so with no costs this is the chain's length in stages."""
+def critical_paths(upstream: dict[str, set[str]], cost: dict[str, float] | None = None,
+                   jobs: int = 1) -> dict[str, float]:
+    """For every stage, a lower bound on the seconds from its start to the end of the DAG: its own cost plus the
+    larger of the longest chain of costs among its dependants and the sum of all its descendants' costs shared
+    over ``jobs`` workers (a stage that gates many others - the benchmarks before nine evaluations - must start
+    early even when no single chain through it is long). A stage with no known cost counts the median known cost
+    (1 when none is known); with no costs and one job this is the chain's length in stages."""
+    if jobs < 1:
+        raise ValueError(f"jobs={jobs}: must be >= 1")
     down: dict[str, set[str]] = {s: set() for s in upstream}
     for s, ups in upstream.items():
         for u in ups:
             down[u].add(s)
     known = sorted(v for v in (cost or {}).values() if v > 0)
     fallback = known[len(known) // 2] if known else 1.0
-    memo: dict[str, float] = {}
+    own = {s: (cost or {}).get(s, fallback) for s in upstream}
+    own = {s: v if v > 0 else fallback for s, v in own.items()}
+    reach: dict[str, set[str]] = {}
+    chain: dict[str, float] = {}
 
-    def path(s: str) -> float:
-        if s not in memo:
-            own = (cost or {}).get(s, fallback)
-            memo[s] = (own if own > 0 else fallback) + max((path(d) for d in down[s]), default=0.0)
-        return memo[s]
+    def descendants(s: str) -> set[str]:
+        if s not in reach:
+            reach[s] = set().union(*({d} | descendants(d) for d in down[s])) if down[s] else set()
+        return reach[s]
 
-    return {s: path(s) for s in upstream}
+    def longest(s: str) -> float:
+        if s not in chain:
+            chain[s] = own[s] + max((longest(d) for d in down[s]), default=0.0)
+        return chain[s]
+
+    return {s: own[s] + max(longest(s) - own[s], sum(own[d] for d in descendants(s)) / jobs) if jobs > 1
+            else longest(s) for s in upstream}
 
 
 def last_durations(runs_dir: str | Path) -> dict[str, float]:
@@ -157,9 +170,10 @@ class StageResult:
 @dataclass
 class Schedule:
     """Run order bookkeeping; ``runner(stage) -> handle`` starts a stage, ``poll(handle)`` returns None while it
-    runs, else its return code. Of the ready stages, the one heading the longest chain of expected seconds to the
-    end of the DAG starts first (critical-path list scheduling, :func:`critical_paths` over ``cost``: the last run's
-    stage times), then the one with the most dependants; with no costs, the longest chain of stages."""
+    runs, else its return code. Of the ready stages, the one with the largest lower bound on the time left to the
+    end of the DAG starts first (list scheduling on :func:`critical_paths` over ``cost``, the last run's stage
+    times: the longest chain through it, or the work it gates shared over the jobs), then the one with the most
+    dependants; with no costs, the longest chain of stages."""
 
     upstream: dict[str, set[str]]
     jobs: int
@@ -187,7 +201,7 @@ class Schedule:
             on_event: Callable[[str, str, StageResult | None], None] | None = None, tick: float = 0.2) -> bool:
         """Run every stage; after a failure start nothing new, let running stages finish, return False."""
         n_down = _n_descendants(self.upstream)
-        path = critical_paths(self.upstream, self.cost)
+        path = critical_paths(self.upstream, self.cost, self.jobs)
         priority = {s: (round(path[s], 3), n_down[s]) for s in self.upstream}
         done: set[str] = set()
         running: dict[str, tuple[object, float]] = {}

@@ -34,7 +34,7 @@ class BenchmarksConfig:
     """``benchmarks`` in params.yaml (both profiles): ARO's perturbation seeds and, in the toy profile, the twins
     to build with their options (``twins.<name>: {...}``)."""
 
-    order_seeds: int = 5
+    order_seeds: int = 3
     shuffle_seeds: int = 3
     twins: dict[str, dict[str, Any]] = field(default_factory=dict)
 
