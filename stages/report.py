@@ -33,7 +33,7 @@ def main() -> None:
     parameters = notebook_parameters(args, params["profile"])
     with stage_run(f"report@{args.paper}", experiment=args.paper, profile=params["profile"], paper=args.paper) as tr:
         with atomic_dir(args.out) as tmp:
-            render_report(notebook, tmp, {**parameters, "out_dir": str(tmp)})
+            render_report(notebook, tmp, {**parameters, "out_dir": str(tmp)}, final_dir=args.out)
             ledger = tmp / "tables" / "claims_ledger.csv"
             if ledger.exists():
                 tr.log_metrics(ledger_metrics(ledger))

@@ -89,3 +89,20 @@ def test_select_profile_keeps_untagged_cells_and_rejects_an_unknown_profile():
 def test_missing_template_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="tsvlc.py: no report template for paper 'tsvlc'"):
         report_template("tsvlc", tmp_path)
+
+
+def test_deterministic_numbers_cell_ids_and_drops_timings():
+    from vlcomp.reporting.notebook import deterministic
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"), nbformat.v4.new_markdown_cell("x")])
+    nb.metadata["papermill"] = {"start_time": "t0", "end_time": "t1", "duration": 2.0,
+                                "parameters": {"a": 1, "out_dir": "r/.aro.x1.tmp"}}
+    nb.cells[1].source = 'out_dir = "r/.aro.x1.tmp"\n'  # the injected parameters name papermill's temporary folder
+    nb.cells[0].metadata.update(execution={"iopub.status.busy": "t"}, papermill={"duration": 1.0, "status": "completed"},
+                                tags=["parameters"])
+    out = deterministic(nb, {"r/.aro.x1.tmp": "r/aro"})
+    assert [c.id for c in out.cells] == ["cell-0", "cell-1"]
+    assert out.metadata["papermill"] == {"parameters": {"a": 1, "out_dir": "r/aro"}}
+    assert out.cells[1].source == 'out_dir = "r/aro"\n'
+    assert out.cells[0].metadata == {"papermill": {"status": "completed"}, "tags": ["parameters"]}
+    nbformat.validate(out)

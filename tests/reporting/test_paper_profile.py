@@ -278,6 +278,15 @@ def test_notebook_renders_on_a_fixture_tree(tree_files, tmp_path):
                                          "params_path": str(params)})
     text = html.read_text()
     assert html.name == "index.html" and "Traceback" not in text
+    # a pure function of its inputs: a second render gives the same bytes (cell ids numbered, no timestamps)
+    first = {f: (out / f).read_bytes() for f in ("index.html", "executed.ipynb")}
+    render_report(NOTEBOOK, out, {"profile": "paper", "metrics_dir": str(metrics),
+                                  "models_dir": str(tmp_path / "models"), "out_dir": str(out),
+                                  "params_path": str(params)})
+    assert {f: (out / f).read_bytes() for f in first} == first
+    executed = json.loads(first["executed.ipynb"])
+    assert [c["id"] for c in executed["cells"]] == [f"cell-{i}" for i in range(len(executed["cells"]))]
+    assert "start_time" not in executed["metadata"]["papermill"]
     for name in ("ARO-T6", "ARO-T6_wide", "ARO-T2", "ARO-X1", "ARO-order", "released_all_benchmarks",
                  "pipeline_all_benchmarks", "provenance", "ignored_folders",
                  *(f"{paper}_released{wide}" for paper in ("ceclip", "conclip", "tsvlc", "hardpos")

@@ -56,10 +56,12 @@ def strip_remote_scripts(html: str) -> str:
     return _REMOTE_SCRIPT.sub("", html)
 
 
-def render_report(template: str | Path, out_dir: str | Path, parameters: dict) -> Path:
+def render_report(template: str | Path, out_dir: str | Path, parameters: dict, *,
+                  final_dir: str | Path | None = None) -> Path:
     """Execute ``template`` (a jupytext percent ``.py``) for ``parameters["profile"]`` (:func:`select_profile`)
     with ``parameters`` and write ``index.html`` (no input cells; figures embedded, so it opens offline) plus the
-    executed notebook into ``out_dir``."""
+    executed notebook into ``out_dir``. ``final_dir``: where ``out_dir`` (a temporary build folder) will end up;
+    the executed notebook then names that folder, not the temporary one (:func:`deterministic`)."""
     import jupytext
     import nbformat
     import papermill as pm
@@ -72,14 +74,54 @@ def render_report(template: str | Path, out_dir: str | Path, parameters: dict) -
     nb = select_profile(jupytext.read(template), parameters["profile"], template)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     src = out_dir / "template.ipynb"
-    nbformat.write(nb, src)
+    nbformat.write(deterministic(nb), src)
     executed = out_dir / "executed.ipynb"
     pm.execute_notebook(str(src), str(executed), parameters=parameters, kernel_name="python3", cwd=str(Path.cwd()),
                         progress_bar=False)
     src.unlink()
+    rename = {str(out_dir): str(final_dir)} if final_dir is not None else {}
+    done = deterministic(nbformat.read(executed, as_version=4), rename)
+    nbformat.write(done, executed)
     exporter = HTMLExporter(exclude_input=True)
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
-    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    body, _ = exporter.from_notebook_node(done)
     (out_dir / "index.html").write_text(strip_remote_scripts(body))
     return out_dir / "index.html"
+
+
+#: Per-run notebook metadata that would make a report differ between two runs of the same inputs: papermill's and
+#: nbclient's timestamps and durations (the stage's wall time goes to MLflow and ``runs/<stage>.json`` instead).
+TIMING_KEYS = ("start_time", "end_time", "duration")
+
+
+def deterministic(nb, rename: dict[str, str] | None = None):
+    """``nb`` with cell ids numbered in order (``cell-0``, ``cell-1``, ...: nbformat and papermill draw random ids,
+    which end up in the HTML), the timing metadata removed (:data:`TIMING_KEYS`, and nbclient's per-cell
+    ``execution`` timestamps) and every ``rename`` key (a temporary build folder) replaced by its value in the cell
+    sources and papermill's metadata, so a report is a pure function of its inputs; modified in place and
+    returned."""
+
+    def renamed(value):
+        if isinstance(value, str):
+            for old, new in (rename or {}).items():
+                value = value.replace(old, new)
+            return value
+        if isinstance(value, dict):
+            return {k: renamed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [renamed(v) for v in value]
+        return value
+
+    papermill = nb.metadata.get("papermill")
+    if papermill is not None:
+        for key in TIMING_KEYS:
+            papermill.pop(key, None)
+        nb.metadata["papermill"] = renamed(dict(papermill))
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
+        cell["source"] = renamed(cell.source)
+        cell.metadata.pop("execution", None)
+        for key in TIMING_KEYS:
+            cell.metadata.get("papermill", {}).pop(key, None)
+    return nb
