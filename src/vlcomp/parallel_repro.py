@@ -91,7 +91,8 @@ def dvc_changed(cwd: Path, dvc: str = "dvc", env: dict[str, str] | None = None) 
     return set(json.loads(res.stdout or "{}"))
 
 
-def _n_descendants(upstream: dict[str, set[str]]) -> dict[str, int]:
+def _descendants(upstream: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Every stage's transitive dependants."""
     down: dict[str, set[str]] = {s: set() for s in upstream}
     for s, ups in upstream.items():
         for u in ups:
@@ -106,7 +107,11 @@ def _n_descendants(upstream: dict[str, set[str]]) -> dict[str, int]:
             memo[s] = out
         return memo[s]
 
-    return {s: len(reach(s)) for s in upstream}
+    return {s: reach(s) for s in upstream}
+
+
+def _n_descendants(upstream: dict[str, set[str]]) -> dict[str, int]:
+    return {s: len(d) for s, d in _descendants(upstream).items()}
 
 
 def critical_paths(upstream: dict[str, set[str]], cost: dict[str, float] | None = None,
@@ -118,29 +123,20 @@ def critical_paths(upstream: dict[str, set[str]], cost: dict[str, float] | None 
     (1 when none is known); with no costs and one job this is the chain's length in stages."""
     if jobs < 1:
         raise ValueError(f"jobs={jobs}: must be >= 1")
-    down: dict[str, set[str]] = {s: set() for s in upstream}
-    for s, ups in upstream.items():
-        for u in ups:
-            down[u].add(s)
     known = sorted(v for v in (cost or {}).values() if v > 0)
     fallback = known[len(known) // 2] if known else 1.0
-    own = {s: (cost or {}).get(s, fallback) for s in upstream}
-    own = {s: v if v > 0 else fallback for s, v in own.items()}
-    reach: dict[str, set[str]] = {}
+    own = {s: v if (v := (cost or {}).get(s, fallback)) > 0 else fallback for s in upstream}
+    below = _descendants(upstream)
     chain: dict[str, float] = {}
 
-    def descendants(s: str) -> set[str]:
-        if s not in reach:
-            reach[s] = set().union(*({d} | descendants(d) for d in down[s])) if down[s] else set()
-        return reach[s]
-
-    def longest(s: str) -> float:
+    def longest(s: str) -> float:  # own cost + the longest chain among the direct dependants
         if s not in chain:
-            chain[s] = own[s] + max((longest(d) for d in down[s]), default=0.0)
+            chain[s] = own[s] + max((longest(d) for d in below[s] if s in upstream[d]), default=0.0)
         return chain[s]
 
-    return {s: own[s] + max(longest(s) - own[s], sum(own[d] for d in descendants(s)) / jobs) if jobs > 1
-            else longest(s) for s in upstream}
+    if jobs == 1:
+        return {s: longest(s) for s in upstream}
+    return {s: own[s] + max(longest(s) - own[s], sum(own[d] for d in below[s]) / jobs) for s in upstream}
 
 
 def last_durations(runs_dir: str | Path) -> dict[str, float]:
