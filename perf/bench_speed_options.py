@@ -151,10 +151,11 @@ if workload == "pretrain":
 else:  # clip_ft, negclip: the fine-tuning stage's recipe from the base model
     from vlcomp.io import read_json
     from vlcomp.methods import make_sampler, method_config
-    from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
+    from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights
     cfg = finetune_config(section(params, "finetune"))
     method = method_config(params, workload)
-    data = FinetuneData(ws / "data/world", ws / "data/mined" / f"{method.generator}-{BASE}", cfg, method)
+    data = FinetuneData(ws / "data/world", ws / "data/mined" / f"{method.generator}-{BASE}", cfg, method,
+                        training_split(params, method))
     lr = read_json(ws / "models/lr" / f"{workload}-{BASE}" / "selection.json")["selected_lr"]
     sampler = make_sampler(data.rows, method, cfg.batch_size, data.mined)
     info["tokens"] = token_shares(sampler, tokenizer, np_rng(0, "bench", "tokens"))

@@ -52,6 +52,8 @@ cfg = finetune_config(section(params, "finetune"))
 base = with_weights(model_spec(params), ws / "models/base/model.pt")
 method = method_config(params, method_name)
 extra = [method] if "method" in inspect.signature(FinetuneData).parameters else []
+if "split" in inspect.signature(FinetuneData).parameters:  # the split moved from finetune.split to the generator's
+    extra.append(section(params, f"mine.{method.generator}.split"))
 data = FinetuneData(ws / "data/world", ws / "data/mined/negclip", cfg, *extra)
 n_rows = len(data.rows)
 tcfg = TrainConfig(lr=1e-4, epochs=steps * cfg.batch_size / (n_rows // cfg.batch_size * cfg.batch_size),

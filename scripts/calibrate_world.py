@@ -38,7 +38,7 @@ from vlcomp.text.nlp import load_spacy
 from vlcomp.text.tokenizer import get_tokenizer
 from vlcomp.tracking import git_commit
 from vlcomp.train.data import BatchSampler, rows_from_annotations
-from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
+from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights
 from vlcomp.train.loop import train
 from vlcomp.train.recipes import model_spec, train_config
 from vlcomp.world import Split, world_configs
@@ -118,7 +118,8 @@ def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     fcfg = finetune_config(section(params, "finetune"))
     models = {"clip": base}
     for method in ("clip_ft", "negclip"):
-        data = FinetuneData(world, mined, fcfg, method_config(params, method))
+        m = method_config(params, method)
+        data = FinetuneData(world, mined, fcfg, m, training_split(params, m))
         m, _ = finetune_one(with_weights(spec, workdir / "base.pt"), data, method_config(params, method),
                             fcfg.train_config(fcfg.lr_grid[0], fcfg.epochs), 0, f"calib/{method}")
         models[method] = m

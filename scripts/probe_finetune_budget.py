@@ -37,7 +37,7 @@ from vlcomp.models.factory import create_model
 from vlcomp.models.scorers import toy_scorer
 from vlcomp.text.nlp import load_spacy
 from vlcomp.text.tokenizer import get_tokenizer
-from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, with_weights
+from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights
 from vlcomp.train.recipes import model_spec
 from vlcomp.world import Split, world_configs
 from vlcomp.world.generate import generate_world
@@ -119,7 +119,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vlcomp-budget-") as tmp:
         world, mined = prepare_data(params, args.n_images, Path(tmp))
         for method in args.methods:
-            data = FinetuneData(world, mined, fcfg, method_config(params, method))
+            m = method_config(params, method)
+            data = FinetuneData(world, mined, fcfg, m, training_split(params, m))
             lr = args.lr or read_json(REPO / "models" / "lr" / f"{method}-b0" / "selection.json")["selected_lr"]
             t0 = time.time()
             model, _ = finetune_one(with_weights(spec, REPO / "models" / "base" / "b0" / "model.pt"), data,

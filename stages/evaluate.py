@@ -42,7 +42,7 @@ def main() -> None:
     params = load_params(args.params)
     ckpt = Path(args.checkpoint)
     meta = read_json(ckpt / "model.json")
-    names = evaluation_benchmarks(params)
+    names = evaluation_benchmarks(params, args.method)
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
     if args.base not in section(params, "bases"):

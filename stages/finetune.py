@@ -29,6 +29,7 @@ from vlcomp.train.finetune import (
     finetune_config,
     finetune_one,
     select_lr,
+    training_split,
     with_weights,
 )
 from vlcomp.train.recipes import model_spec
@@ -42,6 +43,7 @@ def main() -> None:
     p.add_argument("--world", required=True)
     p.add_argument("--base", required=True)
     p.add_argument("--mined", required=True)
+    p.add_argument("--mined-positives", help="the folder of methods.<m>.positives_from's output (default: --mined)")
     p.add_argument("--lr-dir")
     p.add_argument("--out", required=True)
     p.add_argument("--plots", help="training-curve file for DVC plots (history without timings)")
@@ -56,7 +58,7 @@ def main() -> None:
         sel = section(params, f"selections.{key}")
         name = sel["method"]
         method = method_config(params, name)
-        data = FinetuneData(args.world, args.mined, cfg, method)
+        data = FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
         used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}"),
                 f"selections.{key}": sel, f"bases.{sel['base']}": section(params, f"bases.{sel['base']}")}
         with stage_run(f"select_lr@{key}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper, method=name,
@@ -80,8 +82,8 @@ def main() -> None:
     variant = variant_config(params, args.variant)
     method = method_config(params, variant.method)
     lr = read_json(Path(args.lr_dir) / "selection.json")["selected_lr"]
-    tcfg = cfg.train_config(lr, cfg.epochs)
-    data = FinetuneData(args.world, args.mined, cfg, method)
+    tcfg = cfg.train_config(lr, method.epochs or cfg.epochs)
+    data = FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
     used = {"finetune": section(params, "finetune"), f"methods.{variant.method}": section(params, f"methods.{variant.method}"),
             f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr,
             f"bases.{variant.base}": section(params, f"bases.{variant.base}")}

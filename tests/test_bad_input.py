@@ -41,7 +41,8 @@ def test_unknown_variant_is_named(params):
 
 
 def test_variant_with_unknown_method_is_named(params):
-    bad = {**params, "variants": {"x-s0": {"method": "nope", "base": "b0", "seed": 0, "generator": "negclip", "selection": "negclip-b0"}}}
+    bad = {**params, "variants": {"x-s0": {"method": "nope", "base": "b0", "seed": 0, "generator": "negclip", "selection": "negclip-b0",
+                                         "mined": "negclip-b0", "mined_positives": "negclip-b0"}}}
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         variant_config(bad, "x-s0")
 
@@ -60,7 +61,7 @@ def test_unknown_generator_is_named(params):
 
 def test_batch_the_generator_cannot_feed_is_named(params):
     bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "batch": {"positives": 2}}}}
-    with pytest.raises(ValueError, match=r"methods.m.batch needs \['positives'\], which generator 'negclip' does not write"):
+    with pytest.raises(ValueError, match=r"methods.m.batch needs \['positives'\] from generator 'negclip', which does not write"):
         method_config(bad, "m")
 
 
@@ -85,7 +86,8 @@ def test_bad_model_modifier_and_loss_weight_are_named(params):
 
 
 def test_variant_generator_must_match_its_methods(params):
-    bad = {**params, "variants": {"x-s0": {"method": "negclip", "base": "b0", "seed": 0, "generator": "other", "selection": "negclip-b0"}}}
+    bad = {**params, "variants": {"x-s0": {"method": "negclip", "base": "b0", "seed": 0, "generator": "other", "selection": "negclip-b0",
+                                         "mined": "negclip-b0", "mined_positives": "negclip-b0"}}}
     with pytest.raises(ValueError, match="variants.x-s0.generator='other' but methods.negclip.generator='negclip'"):
         variant_config(bad, "x-s0")
 

@@ -36,7 +36,8 @@ def test_smoke_pipeline(tmp_path):
         assert (report / "figures" / f"{name}.pdf").stat().st_size > 0
 
     models = sorted(p.name for p in (work / "metrics").iterdir() if p.is_dir())
-    assert models == ["clip-b0", "clip-b1", "clip_ft-b0s0", "clip_ft-b1s0", "negclip-b0s0", "negclip-b1s0"]
+    assert models == ["clip-b0", "clip-b1", "clip_ft-b0s0", "clip_ft-b1s0", "negclip-b0s0", "negclip-b1s0",
+                      "tsvlc_combined-b0s0"]
     metrics = json.loads((work / "metrics" / "negclip-b0s0" / "metrics.json").read_text())
     assert 0 <= metrics["aro/vg_relation/macro_acc"] <= 1
     assert all("@" not in k for k in metrics)
@@ -122,4 +123,13 @@ def test_smoke_pipeline(tmp_path):
             stages.add(run.data.tags["dvc_stage"])
     assert {"world", "pretrain@b0", "pretrain@b1", "mine@negclip-b1", "select_lr@negclip-b0", "finetune@negclip-b1s0",
             "benchmarks", "evaluate_base@b0", "evaluate_base@b1", "evaluate@negclip-b0s0", "report@aro",
-            "summary@clip", "summary@clip_ft", "summary@negclip"} <= stages
+            "summary@clip", "summary@clip_ft", "summary@negclip", "train_mlm", "generate@tsvlc_rb",
+            "generate@tsvlc_unmask", "generate@tsvlc_mix", "generate@tsvlc_analogy", "select_lr@tsvlc_lora-b0",
+            "finetune@tsvlc_combined-b0s0", "evaluate@tsvlc_combined-b0s0"} <= stages
+
+    # TSVLC's generators wrote their outputs; the Combined run read its negatives from one, positives from another
+    for name, files in (("tsvlc_rb", ("negatives.json", "negative_types.json")), ("tsvlc_analogy", ("positives.json",)),
+                        ("tsvlc_unmask", ("negatives.json",)), ("tsvlc_mix", ("negatives.json",))):
+        for f in files:
+            assert (work / "data" / "mined" / name / f).stat().st_size > 0, (name, f)
+    assert (work / "models" / "mlm" / "config.json").is_file()

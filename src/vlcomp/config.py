@@ -112,6 +112,24 @@ def _seed_list(values: Any, what: str) -> list[int]:
     return values
 
 
+SEED_CHAINS = ("all", "first")
+"""``seeds.<method>.chains``: run the method on every chain, or on the first base seed's chain only (an ablation
+row of one whole chain, marked as such in the reports)."""
+
+
+def _method_seeds(values: Any, what: str) -> tuple[list[int], str]:
+    """``seeds.<method>``: a list of fine-tuning seeds (run on every chain), or ``{seeds: [...], chains: all|first}``."""
+    if isinstance(values, dict):
+        unknown = sorted(set(values) - {"seeds", "chains"})
+        if unknown:
+            raise ValueError(f"params: {what}: unknown key(s) {unknown}; known: seeds, chains")
+        chains = values.get("chains", "all")
+        if chains not in SEED_CHAINS:
+            raise ValueError(f"params: {what}.chains={chains!r} must be one of {', '.join(SEED_CHAINS)}")
+        return _seed_list(values.get("seeds"), f"{what}.seeds"), chains
+    return _seed_list(values, what), "all"
+
+
 def base_name(seed: int) -> str:
     """The chain name of a base seed (``b0``)."""
     return f"b{seed}"
@@ -122,25 +140,56 @@ def base_model_name(base: str) -> str:
     return f"{BASE_METHOD}-{base}"
 
 
+MLM_DIR = "models/mlm"
+"""The ``train_mlm`` stage's output: the small masked LM the unmasking generators fill with."""
+NO_MODEL_DIR = "data/world"
+"""What a ``generate@`` run that reads no model names as its model dependency (a stage's dependency list has a
+fixed shape under DVC's ``foreach``; ``data/world`` is a dependency of every such run anyway)."""
+
+
+def generator_reads(name: str) -> str:
+    """What generator ``name`` reads besides the world: ``base`` (a chain's base model: mined per chain),
+    ``mlm`` (the small masked LM) or ``none`` (:attr:`vlcomp.generators.Generator.reads`). A name the registry does
+    not know counts as ``base``; its ``mine@`` stage then fails naming it and the known generators."""
+    from .generators import GENERATORS
+
+    return GENERATORS.get(name).reads if name in GENERATORS else "base"
+
+
+def mined_dir(generator: str, base: str) -> str:
+    """The folder under ``data/mined`` a run of chain ``base`` reads ``generator``'s output from: ``<g>-<base>`` for
+    a generator mined per chain (it reads the base model), ``<g>`` for one generated once for every chain."""
+    return f"{generator}-{base}" if generator_reads(generator) == "base" else generator
+
+
 def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
     """The pipeline's runs, derived from ``base_seeds`` (whole chains) and ``seeds`` (fine-tuning seeds per chain);
     dvc.yaml's ``foreach`` stages iterate over them (DVC cannot compute a product itself):
 
     - ``bases``: one chain per base seed, ``b<k>: {seed: k}``: ``pretrain@b<k>`` (the base model),
       ``evaluate_base@b<k>`` (model ``clip-b<k>``);
-    - ``parsing``: ``<split>: {mined_by: [generator, ...]}`` per split a generator of ``mine`` mines (``parse@<split>``:
+    - ``parsing``: ``<split>: {mined_by: [generator, ...]}`` per split a generator of ``mine`` reads (``parse@<split>``:
       its captions parsed with spaCy once, for every chain);
-    - ``mining``: ``<generator>-b<k>: {generator, base, split}`` per generator of ``mine`` and chain (``mine@...``);
-    - ``selections``: ``<method>-b<k>: {method, base, generator}`` (``select_lr@...``: a learning-rate sweep on
-      chain ``b<k>``'s base and mined data). ``lr_selection`` says on which chains: ``first_chain`` (the
+    - ``mining``: ``<generator>-b<k>: {generator, base, split}`` per generator of ``mine`` that reads the base model
+      (NegCLIP's hard images) and chain (``mine@...``);
+    - ``generating``: ``<generator>: {generator, split, model}`` per generator that reads no base model (TSVLC's text
+      generators: ``generate@<generator>``, once for every chain; ``model``: the folder it reads, :data:`MLM_DIR` or
+      :data:`NO_MODEL_DIR`);
+    - ``selections``: ``<method>-b<k>: {method, base, generator, mined, mined_positives}`` (``select_lr@...``: a learning-rate sweep
+      on chain ``b<k>``'s base and mined data). ``lr_selection`` says on which chains: ``first_chain`` (the
       default) sweeps once per method, on the chain of the first base seed, and every chain fine-tunes at that
       rate, as a paper picks one rate per method; ``per_chain`` sweeps on every chain (the selection is then
-      part of each chain's variance, at one sweep per method and chain);
-    - ``variants``: ``<method>-b<k>s<s>: {method, base, seed, generator, selection}`` per trained method, chain
-      and fine-tuning seed, in the order of ``seeds`` then ``base_seeds`` (``finetune@...``, ``evaluate@...``);
-      ``selection`` names the sweep whose rate it trains at.
+      part of each chain's variance, at one sweep per method and chain). A method with ``lr_from: <other>``
+      trains at the rate swept for that other method (TSVLC trains every variant at one rate);
+    - ``variants``: ``<method>-b<k>s<s>: {method, base, seed, generator, mined, mined_positives, selection}`` per
+      trained method, chain and fine-tuning seed, in the order of ``seeds`` then ``base_seeds`` (``finetune@...``,
+      ``evaluate@...``); ``mined`` is its generator's folder under ``data/mined`` (:func:`mined_dir`),
+      ``mined_positives`` the folder its positives come from (``methods.<m>.positives_from``'s, else ``mined``
+      again: dvc.yaml's dependency list has a fixed shape), ``selection`` names the sweep whose rate it trains at.
 
-    A method with no ``seeds`` entry is not trained. Returns a new mapping; errors name the params key."""
+    ``seeds.<method>`` is a list of fine-tuning seeds run on every chain, or ``{seeds: [...], chains: first}`` for a
+    row run on the first chain only. A method with no ``seeds`` entry is not trained. Returns a new mapping; errors
+    name the params key."""
     seeds = params.get("seeds")
     if seeds is None:
         return dict(params)
@@ -150,36 +199,65 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
     bases = {base_name(k): {"seed": k} for k in base_seeds}
     methods = params.get("methods") or {}
     mine = params.get("mine") or {}
-    mining = {f"{g}-{b}": {"generator": g, "base": b, "split": (mine[g] or {}).get("split")} for g in mine for b in bases}
+    mining: dict[str, Any] = {}
+    generating: dict[str, Any] = {}
     parsing: dict[str, Any] = {}
     for g in mine:
         split = (mine[g] or {}).get("split")
         if not isinstance(split, str) or not split:
             raise ValueError(f"params: mine.{g}.split={split!r} must name the world split it mines")
         parsing.setdefault(split, {"mined_by": []})["mined_by"].append(g)
+        reads = generator_reads(g)
+        if reads == "base":
+            mining.update({f"{g}-{b}": {"generator": g, "base": b, "split": split} for b in bases})
+        else:
+            generating[g] = {"generator": g, "split": split, "model": MLM_DIR if reads == "mlm" else NO_MODEL_DIR}
     rule = params.get("lr_selection", "first_chain")
     if rule not in LR_SELECTION_RULES:
         raise ValueError(f"params: lr_selection={rule!r} must be one of {', '.join(LR_SELECTION_RULES)}")
     first = base_name(base_seeds[0])
+
+    def generator_of(method: str, where: str) -> str:
+        generator = (methods[method] or {}).get("generator")
+        if not isinstance(generator, str):
+            raise ValueError(f"params: methods.{method}.generator must name a generator ({where} needs it)")
+        if generator not in mine:
+            raise ValueError(f"params: methods.{method}.generator={generator!r} has no mine.{generator} section")
+        return generator
+
+    def positives_of(method: str) -> str | None:
+        other = (methods[method] or {}).get("positives_from")
+        if other is not None and other not in mine:
+            raise ValueError(f"params: methods.{method}.positives_from={other!r} has no mine.{other} section")
+        return other
+
     selections: dict[str, Any] = {}
     variants: dict[str, Any] = {}
     for method, values in seeds.items():
         if method not in methods:
             raise ValueError(f"params: seeds.{method}: no such method (methods: {', '.join(methods) or 'none'})")
-        generator = (methods[method] or {}).get("generator")
-        if not isinstance(generator, str):
-            raise ValueError(f"params: methods.{method}.generator must name a generator (seeds.{method} needs it)")
-        values = _seed_list(values, f"seeds.{method}")
-        if generator not in (params.get("mine") or {}):
-            raise ValueError(f"params: methods.{method}.generator={generator!r} has no mine.{generator} section")
+        values, chains = _method_seeds(values, f"seeds.{method}")
+        generator = generator_of(method, f"seeds.{method}")
+        swept_method = (methods[method] or {}).get("lr_from") or method
+        if swept_method not in methods:
+            raise ValueError(f"params: methods.{method}.lr_from={swept_method!r}: no such method")
+        if swept_method != method and (methods[swept_method] or {}).get("lr_from"):
+            raise ValueError(f"params: methods.{method}.lr_from={swept_method!r} itself has lr_from; name the "
+                             "method whose rate is swept")
+        swept_generator = generator_of(swept_method, f"methods.{method}.lr_from")
         for seed in values:
-            for b in bases:
+            for b in bases if chains == "all" else [first]:
                 swept = b if rule == "per_chain" else first
-                selections[f"{method}-{swept}"] = {"method": method, "base": swept, "generator": generator}
-                variants[f"{method}-{b}s{seed}"] = {"method": method, "base": b, "seed": seed, "generator": generator,
-                                                    "selection": f"{method}-{swept}"}
-    return {**params, "bases": bases, "parsing": parsing, "mining": mining, "selections": selections,
-            "variants": variants}
+                selections[f"{swept_method}-{swept}"] = {
+                    "method": swept_method, "base": swept, "generator": swept_generator,
+                    "mined": mined_dir(swept_generator, swept),
+                    "mined_positives": mined_dir(positives_of(swept_method) or swept_generator, swept)}
+                variants[f"{method}-{b}s{seed}"] = {
+                    "method": method, "base": b, "seed": seed, "generator": generator,
+                    "mined": mined_dir(generator, b), "mined_positives": mined_dir(positives_of(method) or generator, b),
+                    "selection": f"{swept_method}-{swept}"}
+    return {**params, "bases": bases, "parsing": parsing, "mining": mining, "generating": generating,
+            "selections": selections, "variants": variants}
 
 
 def chain_seed(params: dict[str, Any], base: str) -> int:

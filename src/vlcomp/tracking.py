@@ -105,7 +105,7 @@ def paper_tag(params: Mapping[str, Any], *, method: str | None = None, generator
         return str((methods[method] or {}).get("paper", ALL_PAPERS))
     if generator is not None:
         papers = sorted({str((m or {}).get("paper", ALL_PAPERS)) for m in methods.values()
-                         if (m or {}).get("generator") == generator})
+                         if generator in ((m or {}).get("generator"), (m or {}).get("positives_from"))})
         return ",".join(papers) or ALL_PAPERS
     return ALL_PAPERS
 

@@ -208,3 +208,30 @@ def test_a_spec_that_matches_nothing_names_the_layers():
     with pytest.raises(ValueError, match=r"lora\.layers=\['attn', 'mlp'\]: no such layer in the image tower"):
         lora_targets(create_model(ModelSpec("toy-rn16"), init_seed=0), cfg.model.lora)
     assert method_config(_method({"lora": None}), "m").model.lora is None
+
+
+def test_resnet_tower_conv_and_attnpool_layers_merge_exactly():
+    """The ResNet image tower (toy-rn16, standing in for CyCLIP's R50): every stem, bottleneck and downsample conv
+    and the attention pool's four projections carry adapters; merged equals unmerged (BatchNorm in eval mode)."""
+    arch = "toy-rn16"
+    model = create_model(ModelSpec(arch), init_seed=0)
+    fresh = list(model.state_dict())
+    targets = lora_targets(model, LoraSpec(towers=("image",), layers=("conv", "attnpool")))
+    convs = [n for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]
+    assert targets.modules == frozenset(convs) | {f"visual.attnpool.{p}_proj" for p in "qkvc"}
+    assert len(convs) == 3 + 4 * 4  # stem + 4 stages x (3 bottleneck convs + downsample)
+    with pytest.raises(ValueError, match="no such layer in the image tower"):
+        lora_targets(model, LoraSpec(towers=("image",), layers=("patch_embed",)))  # a ResNet has no patch embedding
+    add_lora(model, LoraSpec(towers=("image", "text"), layers=("conv", "attnpool", "attn", "mlp")), seed=0)
+    _random_b(model, 1)
+    model.eval()
+    gen = torch.Generator().manual_seed(1)
+    images, tokens = torch.rand(2, 3, 48, 48, generator=gen), torch.randint(1, 100, (2, 32), generator=gen)
+    with torch.no_grad():
+        before = model(images, tokens)
+        merge_lora(model)
+        after = model(images, tokens)
+    assert list(model.state_dict()) == fresh and not lora_layers(model)
+    for key in ("image_features", "text_features"):
+        assert not torch.allclose(before[key], create_model(ModelSpec(arch), init_seed=0).eval()(images, tokens)[key])
+        torch.testing.assert_close(after[key], before[key], atol=1e-5, rtol=0)

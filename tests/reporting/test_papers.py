@@ -23,7 +23,7 @@ def params() -> dict:
 def test_both_profiles_report_registered_papers(params):
     for profile in ("toy", "paper"):
         got = papers_of(profile_params(profile, REPO))
-        assert [p.name for p in got] == ["aro"]
+        assert [p.name for p in got] == ["aro", "tsvlc"]
     aro = PAPERS.get("aro")
     assert unevaluated(params, aro) == []
     assert unevaluated(profile_params("paper", REPO), aro) == ["zeroshot_aro"]  # no zero-shot files
@@ -31,7 +31,7 @@ def test_both_profiles_report_registered_papers(params):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"papers": ["tsvlc"]}, "unknown paper 'tsvlc'"),
+    ({"papers": ["nope"]}, "unknown paper 'nope'"),
     ({"papers": []}, "papers must list at least one paper"),
     ({"methods": {"clip_ft": {"paper": "aro"}}}, "compares method 'negclip'; methods.negclip is missing"),
     ({"methods": {"clip_ft": {"paper": "aro"}, "negclip": {"paper": "tsvlc"}}},
@@ -50,7 +50,9 @@ def test_method_order_and_labels_come_from_params(params):
                                      "clip_ft": params["methods"]["clip_ft"]}}
     m = methods_of(swapped, "aro")
     assert m.order == ("clip", "negclip", "clip_ft") and m.label("negclip") == "NegCLIP*"
-    assert methods_of(params, "tsvlc").order == ("clip",)
+    assert methods_of(params, "tsvlc").order == ("clip", "tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm",
+                                                 "tsvlc_pos", "tsvlc_combined", "tsvlc_noneg", "tsvlc_full")
+    assert methods_of({**params, "methods": {}}, "tsvlc").order == ("clip",)
     assert m.label("blip") == "BLIP" and m.label("unknown") == "unknown"
 
 

@@ -265,3 +265,32 @@ def test_overlapping_groups_are_rejected() -> None:
     rows = rows_from_annotations([[f"c{i}"] for i in range(6)])
     with pytest.raises(ValueError, match="shares an image"):
         BatchSampler(rows, 2, together=[[0, 1], [1, 2]])
+
+
+def test_missing_mask_gives_masked_slots_and_draws_nothing_for_them():
+    rows = [Row(0, "a", ("a-",), ("a+",)), Row(1, "b", (), ()), Row(2, "c", ("c-", "c--"), ()), Row(3, "d", (), ("d+",))]
+    with pytest.raises(ValueError, match="has no negative"):
+        BatchSampler(rows, 4, negatives=1)
+    sampler = BatchSampler(rows, 4, negatives=1, positives=1, missing="mask")
+    assert "" in sampler.texts()  # PAD is tokenised with the rest
+    (batch,) = list(sampler.epoch(np.random.default_rng(0)))
+    order = [int(i) for i in batch.images["images"]]
+    neg, pos = batch.texts["negatives"], batch.texts["positives"]
+    for r, img in enumerate(order):
+        row = rows[img]
+        assert bool(neg.mask[r, 0]) == bool(row.negatives)
+        assert bool(pos.mask[r, 0]) == bool(row.positives)
+        assert (neg.texts[r] in row.negatives) if row.negatives else neg.texts[r] == ""
+        assert (pos.texts[r] in row.positives) if row.positives else pos.texts[r] == ""
+
+
+def test_missing_mask_equals_error_mode_when_every_row_is_complete():
+    a = _epoch(BatchSampler(ROWS, 4, negatives=1), seed=3)
+    b = _epoch(BatchSampler(ROWS, 4, negatives=1, missing="mask"), seed=3)
+    assert [(x.images.tolist(), x.texts) for x in a] == [(x.images.tolist(), x.texts) for x in b]
+    assert all(x.batch.texts["negatives"].mask is None for x in b)
+
+
+def test_missing_rule_is_validated():
+    with pytest.raises(ValueError, match="missing='drop'"):
+        BatchSampler(ROWS, 4, missing="drop")

@@ -111,7 +111,7 @@ def test_options_on_stay_within_tolerance_of_fp32_and_are_used(monkeypatch, fp32
 
 
 def test_absent_keys_default_to_off_and_bad_values_are_named() -> None:
-    base = {"split": "a", "val_split": "b", "lr_grid": [1e-3], "sweep_epochs": 0.1, "epochs": 1, "batch_size": 8}
+    base = {"val_split": "b", "lr_grid": [1e-3], "sweep_epochs": 0.1, "epochs": 1, "batch_size": 8}
     cfg = finetune_config(base)
     assert (cfg.text_buckets, cfg.precision) == (0, "fp32")
     tcfg = cfg.train_config(1e-3, 1.0)

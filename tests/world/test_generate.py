@@ -192,3 +192,28 @@ def test_layout_twins_in_a_split_swap_places_and_state_the_pair() -> None:
         for cap, sc in ((anns[i]["caption"][0], a), (anns[j]["caption"][0], b)):
             assert all(sc.objects[k].shape in cap for k in moved), cap
     assert n_layout >= 5
+
+
+def test_split_caption_overrides_change_only_that_splits_captions() -> None:
+    plain = generate_split(SplitSpec("cc", 40, "web"), WCFG, CCFG, 5)
+    bound = generate_split(SplitSpec("cc", 40, "web", captions={"web_bind_prob": 1.0, "web_relation_prob": 1.0}),
+                           WCFG, CCFG, 5)
+    np.testing.assert_array_equal(plain[0], bound[0])  # same scenes and images
+    assert [s.to_record() for s in plain[1]] == [s.to_record() for s in bound[1]]
+    caps = [a["caption"][0] for a in bound[2]]
+    assert caps != [a["caption"][0] for a in plain[2]]
+    # every bound caption of a scene with a relation states one ("a <np> <relation> a <np>")
+    from vlcomp.world.concepts import RELATIONS
+
+    with_rel = [c for c, s in zip(caps, bound[1], strict=True) if s.relations]
+    assert with_rel and all(any(f" {r} " in c for r in RELATIONS) for c in with_rel)
+    # no override: the split generated before the key existed
+    same = generate_split(SplitSpec("cc", 40, "web", captions=None), WCFG, CCFG, 5)
+    assert [a["caption"] for a in same[2]] == [a["caption"] for a in plain[2]]
+
+
+def test_split_caption_override_errors_name_the_key() -> None:
+    with pytest.raises(ValueError, match=r"world\.splits\.cc\.captions: unknown key\(s\) \['bind'\]"):
+        SplitSpec("cc", 3, "web", captions={"bind": 1.0})
+    with pytest.raises(ValueError, match=r"world\.splits\.cc\.captions: .*web_bind_prob=2"):
+        generate_split(SplitSpec("cc", 3, "web", captions={"web_bind_prob": 2}), WCFG, CCFG, 0)

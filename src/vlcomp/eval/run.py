@@ -32,8 +32,10 @@ def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
     return inputs
 
 
-def evaluation_benchmarks(params: Mapping[str, Any]) -> list[str]:
-    """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known."""
+def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None) -> list[str]:
+    """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known. With
+    ``method``, that method's own subset where ``methods.<method>.benchmarks`` names one (an ablation row scored on
+    its paper's benchmarks only), kept in ``evaluate.benchmarks``' order; a name outside it is an error."""
     from ..benchmarks import benchmarks_named
 
     names = (params.get("evaluate") or {}).get("benchmarks")
@@ -43,7 +45,13 @@ def evaluation_benchmarks(params: Mapping[str, Any]) -> list[str]:
         benchmarks_named(names)
     except ValueError as e:
         raise ValueError(f"params evaluate.benchmarks: {e}") from None
-    return list(names)
+    own = ((params.get("methods") or {}).get(method) or {}).get("benchmarks") if method else None
+    if own is None:
+        return list(names)
+    if not isinstance(own, list) or not own or any(n not in names for n in own):
+        raise ValueError(f"params: methods.{method}.benchmarks={own!r} must be a non-empty subset of "
+                         f"evaluate.benchmarks ({', '.join(names)})")
+    return [n for n in names if n in own]
 
 
 def write_tables(out: Path, tables: Mapping[str, pd.DataFrame]) -> None:

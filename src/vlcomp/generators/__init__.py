@@ -44,18 +44,31 @@ MINED: dict[str, MinedKind] = {
 }
 
 
+READS = ("base", "mlm", "none")
+"""What a generator reads besides the world split (:attr:`Generator.reads`)."""
+
+
 @dataclass(frozen=True)
 class Generator:
     """``config``: the dataclass of ``mine.<name>``; ``run(cfg, *, world, model, nlp, seed, out_dir, parsed=None) ->
     summary`` writes the files of ``writes`` (names of :data:`MINED`) into ``out_dir``. ``parsed``: the folder of
     the split's saved spaCy parses (:mod:`vlcomp.text.parsed`), or None to parse with ``nlp``; the output is the
-    same either way."""
+    same either way.
+
+    ``reads``: what ``model`` is. ``base``: the chain's base CLIP (NegCLIP's hard images), so the generator runs
+    once per chain (stage ``mine@<name>-b<k>``, seeded by the chain); ``mlm``: ``(masked LM, tokenizer)`` of the
+    ``train_mlm`` stage; ``none``: None. The last two run once for every chain (stage ``generate@<name>``, seeded
+    by ``base.seed``): TSVLC's text generators are a property of the corpus, as the authors' precomputed
+    positives are."""
 
     config: type
     run: Callable[..., dict]
     writes: tuple[str, ...]
+    reads: str = "base"
 
     def __post_init__(self) -> None:
+        if self.reads not in READS:
+            raise ValueError(f"generator reads={self.reads!r}: must be one of {READS}")
         unknown = sorted(set(self.writes) - set(MINED))
         if unknown:
             raise ValueError(f"generator declares unknown outputs {unknown}; known: {sorted(MINED)}")
@@ -109,4 +122,4 @@ def read_mined(mined: str | Path, names: Iterable[str], *, n_images: int, captio
     return out
 
 
-from . import negclip  # noqa: E402,F401  (registration)
+from . import negclip, tsvlc  # noqa: E402,F401  (registration)

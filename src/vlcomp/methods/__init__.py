@@ -33,8 +33,10 @@ ROW_RULES = ("all", "with_negatives")
 class BatchConfig:
     """``methods.<name>.batch``. ``rows``: which captions become training rows (``with_negatives``: only those
     with at least one mined negative, NegCLIP's rule, which CLIP-FT shares so the ablation differs only in loss
-    and batch). ``negatives`` K and ``positives`` P per row (0: none); ``hard_images``: bring one of each image's
-    hard images with one of its rows."""
+    and batch; ``all``: every caption, a row without a mined negative or positive carrying masked slots, which
+    the losses leave out: TSVLC's rule, whose negatives loss covers only the captions that have one).
+    ``negatives`` K and ``positives`` P per row (0: none); ``hard_images``: bring one of each image's hard
+    images with one of its rows."""
 
     rows: str = "all"
     negatives: int = 0
@@ -112,19 +114,37 @@ class MethodConfig:
     model: ModelModifiers = field(default_factory=ModelModifiers)
     paper: str = "aro"
     label: str = ""
+    positives_from: str | None = None  # a second generator whose ``positives`` the batch reads (None: ``generator``)
+    lr_from: str | None = None  # train at the rate swept for this other method (None: its own sweep)
+    epochs: float | None = None  # overrides finetune.epochs (a corpus of another size needs another length)
+    sweep_epochs: float | None = None  # overrides finetune.sweep_epochs
+    lr_grid: tuple[float, ...] | None = None  # overrides finetune.lr_grid (LoRA adapters want larger rates)
+    benchmarks: tuple[str, ...] | None = None  # the benchmarks its runs are scored on (None: evaluate.benchmarks)
+
+    def __post_init__(self) -> None:
+        if self.lr_grid is not None and (not self.lr_grid or any(
+                isinstance(v, bool) or not isinstance(v, int | float) or not v > 0 for v in self.lr_grid)):
+            raise ValueError(f"lr_grid={self.lr_grid!r}: must list positive learning rates (or be null)")
+        for k in ("epochs", "sweep_epochs"):
+            v = getattr(self, k)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not v > 0):
+                raise ValueError(f"{k}={v!r}: must be a positive number or null (the finetune section's)")
 
 
 @dataclass(frozen=True)
 class VariantConfig:
     """One fine-tuning run (``variants.<name>``): a method, the chain it starts from (``base``, a key of ``bases``), a
-    fine-tuning seed, the method's generator and the learning-rate sweep it trains at (``selection``, a key of
-    ``selections``; params ``lr_selection``)."""
+    fine-tuning seed, the method's generator, the folder of ``data/mined`` it reads (``mined``:
+    :func:`vlcomp.config.mined_dir`) and the learning-rate sweep it trains at (``selection``, a key of
+    ``selections``; params ``lr_selection`` and ``methods.<m>.lr_from``)."""
 
     method: str
     base: str
     seed: int
     generator: str
     selection: str
+    mined: str
+    mined_positives: str
 
 
 def method_config(params: dict[str, Any], name: str) -> MethodConfig:
@@ -145,14 +165,31 @@ def method_config(params: dict[str, Any], name: str) -> MethodConfig:
     if cfg.generator not in GENERATORS:
         raise ValueError(f"params: {where}.generator={cfg.generator!r} is not a registered generator; "
                          f"known: {GENERATORS.names()}")
-    missing = [k for k in batch.needs() if k not in GENERATORS.get(cfg.generator).writes]
-    if missing:
-        raise ValueError(f"params: {where}.batch needs {missing}, which generator {cfg.generator!r} does not write "
-                         f"(it writes {list(GENERATORS.get(cfg.generator).writes)})")
+    if cfg.positives_from is not None and cfg.positives_from not in GENERATORS:
+        raise ValueError(f"params: {where}.positives_from={cfg.positives_from!r} is not a registered generator; "
+                         f"known: {GENERATORS.names()}")
+    for gen, needs in sources(cfg).items():
+        missing = [k for k in needs if k not in GENERATORS.get(gen).writes]
+        if missing:
+            raise ValueError(f"params: {where}.batch needs {missing} from generator {gen!r}, which does not write "
+                             f"them (it writes {list(GENERATORS.get(gen).writes)})")
+    if cfg.lr_from is not None and cfg.lr_from not in methods:
+        raise ValueError(f"params: {where}.lr_from={cfg.lr_from!r} is not a method; known: {', '.join(sorted(methods))}")
     for term, w in cfg.loss_weights.items():
         if not str(term).endswith("_loss") or isinstance(w, bool) or not isinstance(w, int | float):
             raise ValueError(f"params: {where}.loss_weights: {term!r}: {w!r}; expected a *_loss term and a number")
     return cfg
+
+
+def sources(method: MethodConfig) -> dict[str, tuple[str, ...]]:
+    """Which generator each mined output the batch reads comes from: ``positives`` from ``positives_from`` when it is
+    set (TSVLC's Combined: the RB+LLM negatives of one generator, the analogy positives of another), every other
+    output from ``generator``."""
+    needs = method.batch.needs()
+    if method.positives_from is None or "positives" not in needs:
+        return {method.generator: needs}
+    own = tuple(k for k in needs if k != "positives")
+    return {method.generator: own, method.positives_from: ("positives",)} if own else {method.positives_from: needs}
 
 
 def variant_config(params: dict[str, Any], name: str) -> VariantConfig:
@@ -168,9 +205,17 @@ def variant_config(params: dict[str, Any], name: str) -> VariantConfig:
         raise ValueError(f"params: variants.{name}.base={v.base!r} is not a key of bases "
                          f"({', '.join(params.get('bases') or {}) or 'none'})")
     sel = (params.get("selections") or {}).get(v.selection)
-    if sel is None or sel.get("method") != v.method:
+    swept = m.lr_from or v.method
+    if sel is None or sel.get("method") != swept:
         raise ValueError(f"params: variants.{name}.selection={v.selection!r} is not a selection of method "
-                         f"{v.method!r} (selections: {', '.join(params.get('selections') or {}) or 'none'})")
+                         f"{swept!r} (selections: {', '.join(params.get('selections') or {}) or 'none'})")
+    from ..config import mined_dir
+
+    expected = (mined_dir(v.generator, v.base), mined_dir(m.positives_from or v.generator, v.base))
+    if (v.mined, v.mined_positives) != expected:
+        raise ValueError(f"params: variants.{name}: mined={v.mined!r}, mined_positives={v.mined_positives!r}, expected "
+                         f"{expected[0]!r}, {expected[1]!r} (generator {v.generator!r}, positives from "
+                         f"{m.positives_from or v.generator!r}, base {v.base!r}); regenerate params.yaml")
     return v
 
 
@@ -188,7 +233,8 @@ def make_sampler(rows: list, method: MethodConfig, batch_size: int, mined: dict[
 
     b = method.batch
     return BatchSampler(rows, batch_size, negatives=b.negatives, positives=b.positives,
-                        hard_images=mined["hard_images"] if b.hard_images else None)
+                        hard_images=mined["hard_images"] if b.hard_images else None,
+                        missing="mask" if b.rows == "all" else "error")
 
 
 class WeightedLoss(torch.nn.Module):

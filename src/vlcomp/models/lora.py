@@ -10,7 +10,11 @@ uses none).
 
 - ``attn``: every ``nn.MultiheadAttention``, its packed q/k/v ``in_proj_weight`` and its ``out_proj``;
 - ``mlp``: every Linear of a block's MLP (open_clip's ``mlp.c_fc`` and ``mlp.c_proj``);
-- ``patch_embed``: the ViT patch embedding ``visual.conv1``, through peft's Conv2d LoRA.
+- ``patch_embed``: the ViT patch embedding ``visual.conv1``, through peft's Conv2d LoRA;
+- ``conv``: every other Conv2d of a ResNet image tower (the stem's three, each bottleneck's and each downsample
+  conv), through peft's Conv2d LoRA; ``attnpool``: the ResNet attention pool's ``q_proj`` / ``k_proj`` / ``v_proj``
+  / ``c_proj`` Linears. TSVLC's CyCLIP R50 runs adapt exactly these (catalog §3.6, the reference's ResNet LoRA),
+  and the toy profile's ResNet base (``toy-rn16``) takes them where a ViT would take ``patch_embed``.
 
 TSVLC (catalog §3.6, reference code §1.7) adapts all three in both towers at r=4, alpha=1 (scaling 0.25) and
 trains nothing else, the logit scale included: ``lora: {towers: [image, text], rank: 4, alpha: 1, layers:
@@ -59,7 +63,7 @@ from torch.nn.utils import parametrize
 from .towers import TOWERS, part_of
 from .weights import few_keys
 
-LAYERS = ("attn", "mlp", "patch_embed")
+LAYERS = ("attn", "mlp", "patch_embed", "conv", "attnpool")
 #: peft's adapter name for every adapter added here.
 ADAPTER = "default"
 #: The prefix of peft's saved-adapter names (``get_peft_model_state_dict`` of a ``PeftModel``).
@@ -127,6 +131,12 @@ def lora_targets(model: nn.Module, spec: LoraSpec) -> LoraTargets:
         elif ("patch_embed" in spec.layers and name == "visual.conv1" and isinstance(mod, nn.Conv2d)
               and mod.kernel_size == mod.stride):
             modules.add(name)
+        elif ("conv" in spec.layers and isinstance(mod, nn.Conv2d) and tower == "image"
+              and not (name == "visual.conv1" and mod.kernel_size == mod.stride and mod.kernel_size != (1, 1))):
+            modules.add(name)
+        elif ("attnpool" in spec.layers and isinstance(mod, nn.Linear) and len(parts) > 1
+              and parts[-2] == "attnpool"):
+            modules.add(name)
         else:
             continue
         found[tower] += 1
@@ -171,18 +181,36 @@ class _AddDelta(nn.Module):
         return weight + self.delta
 
 
-def _out_proj_on(attn: nn.MultiheadAttention, args: tuple) -> None:
-    layer = attn.out_proj
-    if layer.merged or layer.disable_adapters or ADAPTER not in layer.active_adapters:
-        return
-    delta = _AddDelta(layer.get_delta_weight(ADAPTER))  # [out, in], differentiable in A and B
-    parametrize.register_parametrization(layer.get_base_layer(), "weight", delta, unsafe=True)
+#: Modules that read adapted Linears' ``.weight`` instead of calling them, and the children concerned: torch's
+#: attention reads ``out_proj.weight``; open_clip's ResNet ``AttentionPool2d`` hands ``q_proj``/``k_proj``/
+#: ``v_proj``/``c_proj`` weights to ``F.multi_head_attention_forward``. Their deltas are added around the owner's
+#: forward (:func:`_weights_on`), as for out_proj (module docstring).
+WEIGHT_READERS: dict[str, tuple[str, ...]] = {"MultiheadAttention": ("out_proj",),
+                                              "AttentionPool2d": ("q_proj", "k_proj", "v_proj", "c_proj")}
 
 
-def _out_proj_off(attn: nn.MultiheadAttention, args: tuple, output: Any) -> None:
-    base = attn.out_proj.get_base_layer()
-    if parametrize.is_parametrized(base, "weight"):
-        parametrize.remove_parametrizations(base, "weight", leave_parametrized=False)
+def _weight_read_adapters(owner: nn.Module) -> list[nn.Module]:
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    # by the class's ancestry: torch's parametrisation (peft's in_proj wrapper) swaps in a subclass during forward
+    names = [k.__name__ for k in type(owner).__mro__]
+    children = next((WEIGHT_READERS[n] for n in names if n in WEIGHT_READERS), ())
+    return [getattr(owner, c) for c in children if isinstance(getattr(owner, c, None), BaseTunerLayer)]
+
+
+def _weights_on(owner: nn.Module, args: tuple) -> None:
+    for layer in _weight_read_adapters(owner):
+        if layer.merged or layer.disable_adapters or ADAPTER not in layer.active_adapters:
+            continue
+        delta = _AddDelta(layer.get_delta_weight(ADAPTER))  # [out, in], differentiable in A and B
+        parametrize.register_parametrization(layer.get_base_layer(), "weight", delta, unsafe=True)
+
+
+def _weights_off(owner: nn.Module, args: tuple, output: Any) -> None:
+    for layer in _weight_read_adapters(owner):
+        base = layer.get_base_layer()
+        if parametrize.is_parametrized(base, "weight"):
+            parametrize.remove_parametrizations(base, "weight", leave_parametrized=False)
 
 
 def _config(r: int, alpha: float, *, modules: list[str] | None = None, parameters: list[str] | None = None):
@@ -204,7 +232,6 @@ def _inject(config, root: nn.Module) -> None:
 def inject_lora(model: nn.Module, targets: LoraTargets, *, r: int, alpha: float, seed: int = 0) -> nn.Module:
     """Wrap every target in a peft LoRA layer (in place; module docstring): A drawn from a generator seeded with
     ``seed`` (the caller's torch generator is untouched), B zero. No base parameter changes ``requires_grad``."""
-    from peft.tuners.tuners_utils import BaseTunerLayer
 
     if lora_layers(model):
         raise ValueError("the model already carries LoRA adapters; merge them (merge_lora) before adding others")
@@ -235,9 +262,9 @@ def inject_lora(model: nn.Module, targets: LoraTargets, *, r: int, alpha: float,
         if p in grads:
             p.requires_grad_(grads[p])
     for mod in model.modules():
-        if isinstance(mod, nn.MultiheadAttention) and isinstance(mod.out_proj, BaseTunerLayer):
-            state.hooks.append(mod.register_forward_pre_hook(_out_proj_on))
-            state.hooks.append(mod.register_forward_hook(_out_proj_off, always_call=True))
+        if _weight_read_adapters(mod):
+            state.hooks.append(mod.register_forward_pre_hook(_weights_on))
+            state.hooks.append(mod.register_forward_hook(_weights_off, always_call=True))
     model._lora_state = state
     return model
 

@@ -14,6 +14,11 @@ binding twins, are shuffled as one unit and stay adjacent) and every batch of B 
   text blocks have 2B rows: the fork's layout images ``[I; I']``, texts ``[T; T'; T-; T'-]``;
 - ``positives=P``: text block ``positives`` ``[rows, P]``, drawn and masked as the negatives.
 
+With ``missing="mask"`` a row may lack negatives or positives (TSVLC: a caption with no list word has no
+rule-based negative, and its row still trains the contrastive term): its slots hold :data:`PAD`, masked, and no
+random number is drawn for it. The default, ``missing="error"``, refuses such a row (NegCLIP trains only rows
+with a negative), and with every row complete both settings draw and return exactly the same batches.
+
 The generator is injected; draws happen in a fixed order (negatives of the rows, the hard images with their
 rows, the negatives of those rows, then positives), so a batch is a pure function of the generator's state.
 """
@@ -53,12 +58,16 @@ def rows_from_annotations(captions: Sequence[Sequence[str]], negatives: Sequence
 
 def _draw(pool: Sequence[Sequence[str]], k: int, rng: np.random.Generator) -> tuple[list[str], np.ndarray | None]:
     """``k`` texts from each row's ``pool``: k = 1 one uniform draw per row (``rng.integers``); k > 1 up to k
-    distinct ones per row (``rng.choice`` without replacement), missing slots :data:`PAD` and masked."""
+    distinct ones per row (``rng.choice`` without replacement), missing slots :data:`PAD` and masked. An empty
+    pool (allowed only under ``missing="mask"``) draws nothing: all its slots are :data:`PAD`, masked."""
     if k == 1:
-        return [p[rng.integers(len(p))] for p in pool], None
+        if all(pool):
+            return [p[rng.integers(len(p))] for p in pool], None
+        texts = [p[rng.integers(len(p))] if p else PAD for p in pool]
+        return texts, np.asarray([[bool(p)] for p in pool], dtype=bool).reshape(len(pool), 1)
     texts, mask = [], np.ones((len(pool), k), dtype=bool)
     for i, p in enumerate(pool):
-        got = [p[j] for j in rng.choice(len(p), size=min(k, len(p)), replace=False)]
+        got = [p[j] for j in rng.choice(len(p), size=min(k, len(p)), replace=False)] if p else []
         mask[i, len(got):] = False
         texts += got + [PAD] * (k - len(got))
     return texts, None if mask.all() else mask
@@ -68,7 +77,11 @@ class BatchSampler:
     """Yields named-block batches for one epoch at a time from an injected numpy Generator."""
 
     def __init__(self, rows: list[Row], batch_size: int, *, negatives: int = 0, positives: int = 0,
-                 hard_images: np.ndarray | None = None, together: Sequence[Sequence[int]] = ()) -> None:
+                 hard_images: np.ndarray | None = None, together: Sequence[Sequence[int]] = (),
+                 missing: str = "error") -> None:
+        if missing not in ("error", "mask"):
+            raise ValueError(f"missing={missing!r}: must be 'error' (every row has its negatives / positives) or "
+                             "'mask' (a row without gets masked slots)")
         if batch_size < 2:
             raise ValueError(f"batch_size={batch_size}: must be at least 2")
         if len(rows) < batch_size:
@@ -76,11 +89,12 @@ class BatchSampler:
         for what, k in (("negatives", negatives), ("positives", positives)):
             if isinstance(k, bool) or not isinstance(k, int) or k < 0:
                 raise ValueError(f"{what}={k!r}: must be an int >= 0 ({what} per row)")
-            if k and any(not getattr(r, what) for r in rows):
+            if k and missing == "error" and any(not getattr(r, what) for r in rows):
                 first = next(i for i, r in enumerate(rows) if not getattr(r, what))
                 raise ValueError(f"{what}={k} but row {first} (image {rows[first].image}, caption "
                                  f"{rows[first].caption!r:.60}) has no {what[:-1]} caption")
         self.rows = rows
+        self.missing = missing
         self.batch_size = batch_size
         self.negatives = negatives
         self.positives = positives
@@ -116,7 +130,8 @@ class BatchSampler:
     def texts(self) -> list[str]:
         """Every text a batch may hold (for tokenising once)."""
         out = [r.caption for r in self.rows] + [t for r in self.rows for t in r.negatives + r.positives]
-        return out + [PAD] if self.negatives > 1 or self.positives > 1 else out
+        padded = self.negatives > 1 or self.positives > 1 or self.missing == "mask"
+        return out + [PAD] if padded else out
 
     def epoch(self, rng: np.random.Generator) -> Iterator[Batch]:
         if self.units is None:

@@ -21,9 +21,9 @@ from .validate import val_retrieval
 
 @dataclass(frozen=True)
 class FinetuneConfig:
-    """``finetune`` in params.yaml (shared by every variant; the LR comes from selection)."""
+    """``finetune`` in params.yaml (shared by every variant; the LR comes from selection, the training split from
+    the method's generator: ``mine.<generator>.split``, :func:`training_split`)."""
 
-    split: str
     val_split: str
     lr_grid: tuple[float, ...]
     sweep_epochs: float
@@ -57,18 +57,31 @@ def finetune_config(values: dict) -> FinetuneConfig:
     return build(FinetuneConfig, values, "finetune")
 
 
+def training_split(params: dict, method: MethodConfig) -> str:
+    """The split a method trains on: the one its generator mined (``mine.<generator>.split``)."""
+    from ..config import section
+
+    return section(params, f"mine.{method.generator}.split")
+
+
 class FinetuneData:
-    """The fine-tuning split with what ``method`` reads of its generator's output (``mined``: the
-    ``mine@<generator>`` folder), loaded once: the training rows and the mined outputs by name."""
+    """The fine-tuning split (``split``: :func:`training_split`) with what ``method`` reads of its generator's output
+    (``mined``: the ``mine@`` / ``generate@`` folder), loaded once: the training rows and the mined outputs by name."""
 
-    def __init__(self, world: str | Path, mined: str | Path, cfg: FinetuneConfig, method: MethodConfig) -> None:
+    def __init__(self, world: str | Path, mined: str | Path, cfg: FinetuneConfig, method: MethodConfig,
+                 split: str, mined_positives: str | Path | None = None) -> None:
         from ..generators import read_mined
+        from ..methods import sources
 
-        self.split = Split(world, cfg.split)
+        self.split = Split(world, split)
         self.val = Split(world, cfg.val_split)
         captions = self.split.captions()
-        self.mined = read_mined(mined, method.batch.needs(), n_images=len(captions), captions=captions,
-                                generator=method.generator)
+        self.mined = {}
+        for gen, needs in sources(method).items():
+            folder = mined_positives if gen != method.generator and mined_positives is not None else mined
+            if gen != method.generator and mined_positives is None:
+                raise ValueError(f"method reads positives from generator {gen!r}: give its folder (mined_positives)")
+            self.mined.update(read_mined(folder, needs, n_images=len(captions), captions=captions, generator=gen))
         self.rows = method_rows(captions, self.mined, method.batch)
         if not self.rows:
             raise ValueError(f"{mined}: no training row for batch.rows={method.batch.rows!r} (no caption has a "
@@ -97,8 +110,9 @@ def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: Fi
     validation encoding on ``device``)."""
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     results = {}
-    for lr in cfg.lr_grid:
-        model, _ = finetune_one(base, data, method, cfg.train_config(lr, cfg.sweep_epochs), seed, f"lr-sweep/{name}/{lr}",
+    sweep_epochs = method.sweep_epochs or cfg.sweep_epochs
+    for lr in method.lr_grid or cfg.lr_grid:
+        model, _ = finetune_one(base, data, method, cfg.train_config(lr, sweep_epochs), seed, f"lr-sweep/{name}/{lr}",
                                 device=device)
         metrics = val_retrieval(model.to(device), tokenizer, data.val.images, data.val.captions())
         results[repr(float(lr))] = metrics
@@ -106,5 +120,5 @@ def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: Fi
             on_result(lr, metrics)
     best = max(results, key=lambda k: (results[k]["mean_recall_at_1"], -float(k)))
     return {"method": name, "grid": results, "selected_lr": float(best), "criterion": "val mean_recall_at_1",
-            "sweep_epochs": cfg.sweep_epochs}
+            "sweep_epochs": sweep_epochs}
 

@@ -38,7 +38,23 @@ class SplitSpec:
     for scenes of separated objects without arrows; other scenes get a colour twin. 0 (the default): no layout
     twins, and no extra random number is drawn, so the split is the one generated before this knob existed."""
 
+    captions: dict | None = None
+    """Overrides of ``world.captions`` for this split alone (keys of :class:`CaptionConfig`), e.g. a web-style
+    corpus whose alt-texts bind attributes and state relations more often than the pretraining text (the CC3M
+    twin). None (the default): the shared knobs, and the split is the one generated before this key existed."""
+
     def __post_init__(self) -> None:
+        if self.captions is not None:
+            from dataclasses import fields
+
+            if not isinstance(self.captions, dict):
+                raise ValueError(f"world.splits.{self.name}.captions={self.captions!r}: must be a mapping of "
+                                 "world.captions keys")
+            known = {f.name for f in fields(CaptionConfig)}
+            unknown = sorted(set(self.captions) - known)
+            if unknown:
+                raise ValueError(f"world.splits.{self.name}.captions: unknown key(s) {unknown}; known: "
+                                 f"{sorted(known)}")
         if self.n_images < 1:
             raise ValueError(f"world.splits.{self.name}.n_images={self.n_images}: must be >= 1")
         for name in ("twin_prob", "twin_layout_share"):
@@ -81,6 +97,11 @@ def generate_split(
 ) -> tuple[np.ndarray, list[Scene], list[dict], list[list[int]]]:
     """Sample, render and caption one split. Scene and caption randomness use separate streams (twin pairs use a
     third, drawn only when ``spec.twin_prob`` > 0). Returns images, scenes, annotations and the twin pairs."""
+    if spec.captions:
+        try:
+            ccfg = replace(ccfg, **spec.captions)
+        except ValueError as e:
+            raise ValueError(f"world.splits.{spec.name}.captions: {e}") from None
     scene_rng = np_rng(seed, "world", spec.name, "scenes")
     cap_rng = np_rng(seed, "world", spec.name, "captions")
     twin_rng = np_rng(seed, "world", spec.name, "twins") if spec.twin_prob > 0 else None

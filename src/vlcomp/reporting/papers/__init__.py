@@ -60,4 +60,4 @@ def unevaluated(params: Mapping[str, Any], paper: Paper) -> list[str]:
     return [b for b in paper.benchmarks if b not in evaluated]
 
 
-from . import aro  # noqa: E402,F401  (registration)
+from . import aro, tsvlc  # noqa: E402,F401  (registration)

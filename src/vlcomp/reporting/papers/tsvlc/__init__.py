@@ -1,0 +1,40 @@
+"""TSVLC (Doveh et al., CVPR 2023, "Teaching Structured Vision & Language Concepts to Vision & Language
+Models"): the registry entry and the report's logic.
+
+The package registers the paper (catalog ``tsvlc.md``) and holds everything ``notebooks/tsvlc.py`` calls:
+
+- :mod:`.printed`: the printed Tables 1a-1g, 2 and 3 (exact text and fractions) and the Table-3-vs-Table-1a
+  check;
+- :mod:`.claims`: the claims ledger's C1-C5 and their thresholds (the entry's ``claims``);
+- :mod:`.tables`, :mod:`.figures`, :mod:`.examples`: the toy report's tables (mean ± sd over whole-chain runs,
+  deltas against CLIP of the same chain, next to the printed value), the Fig. 3 radar, and the word lists,
+  generated negatives / positives and qualitative VL-CheckList items;
+- :mod:`.toy`: the toy-profile sections' entry points; :mod:`.paper`: the paper profile's (no TSVLC training
+  yet);
+- :mod:`.inconsistencies`: the paper's own inconsistencies (catalog §5), shown beside the tables they concern.
+"""
+
+from __future__ import annotations
+
+from .. import PAPERS, Paper
+from .claims import tsvlc_claims
+
+NAME = "tsvlc"
+
+#: The methods of params the report compares, in the report's order (Table 1a, then Table 3 / Table 2, then
+#: C5).
+METHODS = ("tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm", "tsvlc_combined", "tsvlc_pos", "tsvlc_noneg",
+           "tsvlc_full")
+#: The catalog IDs the report renders (T1b-T1g: printed values with a "not yet reproduced" status).
+ARTIFACTS = ("TSVLC-T1a", "TSVLC-T1b", "TSVLC-T1c", "TSVLC-T1d", "TSVLC-T1e", "TSVLC-T1f", "TSVLC-T1g",
+             "TSVLC-T2", "TSVLC-T3", "TSVLC-F3", "TSVLC-S1", "TSVLC-S2", "TSVLC-S3", "TSVLC-S4")
+
+PAPERS.add(NAME, Paper(
+    name=NAME,
+    title="Teaching Structured Vision & Language Concepts to Vision & Language Models (TSVLC)",
+    catalog="tsvlc.md",
+    methods=METHODS,
+    benchmarks=("vlchecklist", "zeroshot_elevater"),
+    artifacts=ARTIFACTS,
+    claims=tsvlc_claims,
+))

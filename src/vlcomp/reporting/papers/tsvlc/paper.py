@@ -1,0 +1,57 @@
+"""The paper-profile sections of ``notebooks/tsvlc.py``, as far as the ARO report goes in that profile.
+
+The paper profile does not train TSVLC yet (no ``variants`` of a TSVLC method): its report says so per method,
+shows the paper's printed tables, and puts the released TSVLC checkpoint next to the printed numbers
+(:func:`vlcomp.reporting.released_values.released_section`, the same section the ARO report shows).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ...paper_values import COLUMNS as PAPER_VALUE_COLUMNS
+from ...tree import PAPER_PROFILE, PIPELINE, MetricsTree, read_params, read_tree
+from . import NAME
+from . import printed as P
+
+NOT_RUN = "not run in this profile (no variant of this method in params)"
+
+
+def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models") -> MetricsTree:
+    """The paper profile's metrics tree. Its models are matched with no printed-values file (the TSVLC numbers
+    are :mod:`.printed` and, for the released checkpoint, ``vlcomp/data/released_paper_values.csv``)."""
+    empty = pd.DataFrame(columns=list(PAPER_VALUE_COLUMNS))
+    return read_tree(metrics_dir, params_path, models_dir, paper_values=empty, profile=PAPER_PROFILE)
+
+
+def methods_status(tree: MetricsTree) -> pd.DataFrame:
+    """Per TSVLC method of params: its label and how many of its models this profile has evaluated."""
+    params = tree.params or read_params(tree.params_path)
+    rows = []
+    for m, spec in (params.get("methods") or {}).items():
+        if (spec or {}).get("paper") != NAME:
+            continue
+        present = [x.name for x in tree.present(PIPELINE) if x.method == m]
+        expected = [v for v, s in (params.get("variants") or {}).items() if (s or {}).get("method") == m]
+        status = (f"{len(present)} of {len(expected)} models evaluated" if expected else NOT_RUN)
+        rows.append({"method": m, "label": (spec or {}).get("label", m), "models": ", ".join(present),
+                     "status": status})
+    return pd.DataFrame(rows, columns=["method", "label", "models", "status"])
+
+
+def intro_markdown(tree: MetricsTree) -> str:
+    return (f"**Profile:** `{tree.profile}`: real weights and real data. This profile has **no TSVLC "
+            "training yet**: the TSVLC methods below are not run in it, so their tables show the paper's "
+            "printed values only. The released TSVLC checkpoint (the RB+LLM Negs LoRA adapter) is evaluated "
+            f"as it is and compared with the printed numbers. Metrics are read from `{tree.metrics_dir}`.")
+
+
+def printed_tables() -> pd.DataFrame:
+    """Tables 1 (all sections) and 2 as printed, and Table 3 (the subtypes) as printed."""
+    return P.printed_frame([*P.TABLE1, *P.TABLE2], P.T1_COLUMNS)
+
+
+def printed_t3() -> pd.DataFrame:
+    return P.printed_frame(list(P.TABLE3), P.T3_COLUMNS)

@@ -1,0 +1,473 @@
+"""The toy-profile sections of ``notebooks/tsvlc.py``: what the notebook calls, over the collected metrics,
+the toy world and the generators' outputs (the notebook holds no logic of its own).
+
+Every table is a :class:`vlcomp.reporting.render.Table`: numbers for its CSV, text for reading, a legend line
+generated from the data (what ``±`` is over and n, :func:`vlcomp.reporting.collect.spread_legend`) and the
+paper's own inconsistencies about it (:mod:`.inconsistencies`). A model not evaluated yet shows as ``not
+run``; a missing input file (mined data, item tables) turns its section into a sentence naming the file, never
+an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ....world import Split
+from ...collect import (
+    LONG_COLUMNS,
+    Methods,
+    chains,
+    collect,
+    methods_of,
+    provenance,
+    runs_phrase,
+    runs_summary,
+    spread_legend,
+    summary,
+)
+from ...items import Bootstrap
+from ...ledger import Evidence, ledger_shown, ledger_table, rule_markdown
+from ...render import Table, figure_html, save_figure
+from ...tree import BASE_METHOD, PROVENANCE_LEGEND, TOY_PROFILE, read_params
+from ..aro.toy import show, show_or_missing  # noqa: F401  (re-exported for the notebook)
+from . import NAME, claims, examples, figures, tables
+from . import printed as P
+from .inconsistencies import notes as paper_notes
+
+#: The main models of the per-file and per-task tables and of S4 (Fig. 3's series).
+MAIN = figures.F3_SERIES
+#: S4 compares these two (catalog: RB+LLM right where CLIP+LoRA is wrong, and the reverse).
+S4_PAIR = ("tsvlc_rbllm", "tsvlc_lora")
+SINGLE = "A row marked *1 chain (b0)* is a single run: no spread."
+DELTA_LEGEND = ("Toy cells in percent (the metrics' fractions x 100): mean ± sample sd over the row's "
+                "chains; (Δ ...) = the model minus CLIP of its own chain (`clip-b<k>`), computed per chain, "
+                "then mean ± sd. Paper cells as printed, deltas against the un-fine-tuned CLIP of the "
+                "section.")
+
+
+@dataclass
+class ReportContext:
+    long: pd.DataFrame  # collect() plus the derived per-model metrics (deltas vs CLIP, the claims' means)
+    summ: pd.DataFrame  # statistics over whole chains (collect.summary)
+    params: dict
+    methods: Methods  # CLIP and the TSVLC methods of params, in params order, with their labels
+    cross: tuple[str, ...]  # the ARO methods of params (cross-evaluation rows)
+    world_dir: Path
+    models_dir: Path
+    metrics_dir: Path
+    mined_root: Path
+
+    @property
+    def profile(self) -> str:
+        return self.params.get("profile", TOY_PROFILE)
+
+    @property
+    def all_methods(self) -> Methods:
+        """The TSVLC methods, then the cross-evaluated ARO ones (labels of both)."""
+        aro = methods_of(self.params, "aro")
+        return Methods((*self.methods.order, *self.cross), {**aro.labels, **self.methods.labels})
+
+    @property
+    def seed(self) -> int:
+        return int((self.params.get("base") or {}).get("seed", 0))
+
+    def legend(self, keys: list[str], shown: list[str]) -> str:
+        return spread_legend(self.long, self.all_methods, keys, shown, single=SINGLE)
+
+
+def table_keys() -> list[str]:
+    return list(dict.fromkeys(k for _, _, k in (*P.T1_COLUMNS, *P.T3_COLUMNS)))
+
+
+def load(metrics_dir: str, world_dir: str, models_dir: str, params_path: str,
+         mined_root: str) -> ReportContext:
+    """The collected metrics with the derived per-model metrics (each model minus CLIP of its chain; the
+    claims' means and differences); an empty table when nothing is evaluated yet (every row then reads ``not
+    run``)."""
+    params = read_params(params_path)
+    try:
+        long = collect(metrics_dir, params)
+    except FileNotFoundError:
+        long = pd.DataFrame(columns=list(LONG_COLUMNS))
+    long = claims.with_claim_metrics(long)
+    keys = [*table_keys(), claims.SVLC_MEAN, claims.VLC_MEAN]
+    long = tables.with_delta_vs_base(long, keys)
+    aro = methods_of(params, "aro")
+    return ReportContext(long, summary(long), params, methods_of(params, NAME), tuple(aro.order[1:]),
+                         Path(world_dir), Path(models_dir), Path(metrics_dir), Path(mined_root))
+
+
+def _present(ctx: ReportContext, methods: list[str] | tuple[str, ...]) -> bool:
+    return any(chains(ctx.long, m) for m in methods)
+
+
+def intro_markdown(ctx: ReportContext) -> str:
+    parts = [f"**Profile:** `{ctx.profile}`. "]
+    if ctx.profile == TOY_PROFILE:
+        parts.append("Every number labelled *toy* comes from the procedurally generated world and tiny "
+                     "CLIPs pretrained from scratch in this pipeline, fine-tuned on the `cc3m` split (the "
+                     "CC3M stand-in) with LoRA adapters and TSVLC's losses; it tests the paper's claims in "
+                     "a controlled setting and is not expected to match the paper's magnitudes. Toy values "
+                     "are shown in percent next to the paper's. ")
+
+    def ran(m: str) -> str:
+        found = chains(ctx.long, m)
+        return runs_phrase(found) if found else "not run"
+
+    runs = "; ".join(f"{ctx.all_methods.label(m)}: {ran(m)}" for m in ctx.all_methods.order)
+    parts.append("Every method row aggregates over its models, one per whole-chain run (pretrain -> "
+                 f"generation -> LR selection -> fine-tune): {runs}. ± is the sample standard deviation over "
+                 "those runs everywhere; a row run on one chain only has no spread and says *1 chain (b0)*.")
+    if not _present(ctx, ctx.methods.order[1:]):
+        parts.append(" **No TSVLC model is evaluated yet**: every TSVLC cell reads *not run* until the "
+                     "pipeline's TSVLC stages have run; the paper's printed values are shown already.")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+def evidence(ctx: ReportContext) -> Evidence:
+    return Evidence(ctx.long, ctx.metrics_dir, Bootstrap(seed=ctx.seed))
+
+
+def claim_list(ctx: ReportContext, ev: Evidence | None = None):
+    from .. import PAPERS
+
+    lora = claims.lora_methods(ctx.params) or None
+    return PAPERS.get(NAME).claims(ev or evidence(ctx), ctx.methods, lora)
+
+
+def ledger(ctx: ReportContext) -> tuple[str, Table]:
+    """The verdicts (Markdown: one line per claim, then the rule) and the ledger table (one row per
+    condition)."""
+    ev = evidence(ctx)
+    cl = claim_list(ctx, ev)
+    lines = [f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*"
+             for c in cl]
+    data = ledger_table(cl)
+    constants = ("Thresholds (`vlcomp.reporting.papers.tsvlc.claims`): ZS drop at most "
+                 f"{claims.ZS_DROP_MAX:g} (C4); 'little' = below {claims.LITTLE_FRACTION:.3g} of the "
+                 f"separate loss's gain (C2); '> 0' = at least {claims.STRICT:g} (a tie is no gain). A "
+                 "condition whose method ran on chain b0 only has n = 1.")
+    table = Table(data, ledger_shown(data), legend=rule_markdown(ev, cl, ctx.methods),
+                  notes=[constants, *paper_notes(("TSVLC-C4", "TSVLC-C5", "TSVLC-C2"))])
+    return "\n".join(lines), table
+
+
+# --------------------------------------------------------------------------- the paper's tables
+
+
+def _keys(long: pd.DataFrame) -> list[str]:
+    return [k for k in dict.fromkeys(long["metric_key"]) if k]
+
+
+def _shown_methods(long: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(long["method"]))
+
+
+def t1a(ctx: ReportContext) -> Table:
+    long = tables.table_t1a(ctx.long, ctx.summ, ctx.all_methods, ctx.cross)
+    cross = ", ".join(ctx.all_methods.label(m) for m in ctx.cross)
+    extra = [f"*Cross-evaluation rows* ({cross}): {tables.CROSS}; they run the same VL-CheckList and "
+             "ELEVATER twins."] if ctx.cross else []
+    return Table(long, tables.shown_wide(long), ctx.legend(_keys(long), _shown_methods(long)),
+                 [DELTA_LEGEND, *extra, *paper_notes(("TSVLC-T1a",))])
+
+
+def pending() -> Table:
+    """TSVLC-T1b..T1g: the printed sections, each marked not yet reproduced."""
+    return Table(tables.table_pending(), legend="Printed values only (as printed, deltas included); the toy "
+                 "has no run of these settings yet: no toy number is shown, none is invented.",
+                 notes=paper_notes(tuple(P.PENDING_SECTIONS)))
+
+
+def t2(ctx: ReportContext) -> Table:
+    long = tables.table_t2(ctx.long, ctx.summ, ctx.all_methods)
+    return Table(long, tables.shown_wide(long), ctx.legend(_keys(long), _shown_methods(long)),
+                 [DELTA_LEGEND, "*w/o Neg Loss* here: the RB+LLM negatives appended to the contrastive "
+                  "loss's image->text columns, no separate negatives loss (`loss_args`).",
+                  *paper_notes(("TSVLC-T2",))])
+
+
+def t3(ctx: ReportContext) -> Table:
+    long = tables.table_t3(ctx.long, ctx.summ, ctx.all_methods)
+    return Table(long, tables.shown_wide(long, deltas=False), ctx.legend(_keys(long), _shown_methods(long)),
+                 ["Toy cells in percent: mean ± sample sd over the row's chains; paper cells as printed "
+                  "(Table 3 prints no deltas).", *paper_notes(("TSVLC-T3",))])
+
+
+def t3_check(ctx: ReportContext) -> tuple[Table, Table]:
+    """The catalog's Table-3-vs-Table-1a check on the printed numbers, and the same identity on the toy
+    metrics."""
+    printed = Table(P.table3_check(), legend=(
+        "Printed numbers only (percent): Table 3's unweighted mean of its 5 Attribute / 2 Relation subtypes "
+        "against Table 1a's Attribute / Relation, and the two tables' ZS; *agrees* = within "
+        f"{P.CONSISTENCY_TOLERANCE:.3f} points (half a unit of the last printed digit). No spread: "
+        "arithmetic on printed values."),
+        notes=paper_notes(("TSVLC-T3",))[:1])
+    toy = Table(tables.toy_aggregation_check(ctx.long), legend=(
+        "The toy's VL-CheckList aggregates under the same rule, checked on every evaluated model (TSVLC and "
+        "ARO models, all chains): the largest |group average - unweighted mean of its subtypes|. 0 means the "
+        "benchmark aggregates as the catalog derives (Object: the 6 object subtypes, AMBIGUOUS in the "
+        "paper)."))
+    return printed, toy
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def fig(ctx: ReportContext, out_dir: str | Path, name: str = "TSVLC-F3") -> str:
+    """Draw and save TSVLC-F3 (PNG and PDF under ``figures/``); return its HTML with the legend line under
+    it."""
+    if name != "TSVLC-F3":
+        raise ValueError(f"unknown figure {name!r}")
+    f = figures.figure3(ctx.summ, ctx.all_methods)
+    keys = [k for _, _, k in figures.SPOKES]
+    runs = runs_summary(ctx.long, ctx.all_methods, keys, figures.F3_SERIES) or "no toy value yet"
+    legend = f"Polygon vertices: means over whole-chain runs (no error bars on a radar): {runs}."
+    return figure_html(save_figure(f, out_dir, name), legend,
+                       ["One radial scale on every spoke, starting at 0 (the reference code scales each "
+                        "spoke separately); dashed ring: chance (50 %). The values are in TSVLC-T3's table "
+                        f"(CLIP and CLIP+LoRA as reference rows). Paper panel: {figures.NOT_PRINTED}.",
+                        *paper_notes(("TSVLC-F3",))])
+
+
+F4_PLACEHOLDER = ("**TSVLC-F4 (Fig. 4, CC3M from scratch, detailed) is not yet reproduced.** It needs the "
+                  "toy's from-scratch runs (CLIP, RB+LLM Negs, RB+LLM Negs+Pos trained from random init for "
+                  "10 epochs, no LoRA), which come with Table 1c/1d in a later change. The paper prints no "
+                  "value of it, so no paper panel can be drawn either; no figure is made from invented "
+                  "data.")
+F1_F2_TEXT = ("**TSVLC-F1 / F2 (schematics, optional)** are not redrawn. Fig. 1 contrasts the plain "
+              "contrastive loss with the added SVLC losses; Fig. 2 shows the three text manipulations, whose "
+              "implementation is shown by TSVLC-S2 (rule-based and unmasking negatives) and TSVLC-S3 (the "
+              "analogy prompt and positives).")
+
+
+# --------------------------------------------------------------------------- supplementary-equivalent
+
+
+def s1(ctx: ReportContext) -> Table | None:
+    """TSVLC-S1: per result file, the main models' accuracies; None when no model has per-file keys."""
+    if not tables.file_keys(ctx.long):
+        return None
+    shown = [m for m in MAIN if m == BASE_METHOD or m in ctx.methods]
+    df = tables.table_s1(ctx.long, ctx.summ, ctx.all_methods, shown)
+    sources = sorted({s for s in df["source"] if s})
+    return Table(df, tables.s1_shown(df), ctx.legend(_keys(df), shown),
+                 [f"The toy VL-CheckList twin has {len(sources)} source dataset ({', '.join(sources)}), the "
+                  "VG stand-in: the per-source table (VG / SWiG / VAW / HAKE in the paper's supplementary) "
+                  "is the per-file table of that one source; a subtype's score is the mean of its files.",
+                  *paper_notes(("TSVLC-S1",))])
+
+
+def wrong_image(ctx: ReportContext) -> Table:
+    shown = list(ctx.all_methods.order)
+    long = tables.table_wrong_image(ctx.long, ctx.summ, ctx.all_methods, shown)
+    return Table(long, tables.shown_wide(long, deltas=False), ctx.legend(_keys(long), shown),
+                 ["Not a paper artifact. Each item is also scored with another item's image (a seeded "
+                  "derangement); accuracy that survives the wrong image comes from the text alone (a prior "
+                  "over which caption is plausible), the rest is read off the image."])
+
+
+def zeroshot_tasks(ctx: ReportContext) -> Table:
+    shown = [m for m in MAIN if m == BASE_METHOD or m in ctx.methods]
+    df = tables.table_zeroshot_tasks(ctx.long, ctx.summ, ctx.all_methods, shown)
+    keys = [f"zeroshot/elevater/{t}/acc" for t in df["task"]]
+    return Table(df, legend=ctx.legend(keys, shown) + " Percent; the paper prints only the 21-task mean.")
+
+
+def _captions(ctx: ReportContext, generator: str) -> list[list[str]] | None:
+    split = ((ctx.params.get("mine") or {}).get(generator) or {}).get("split", "cc3m")
+    try:
+        return Split(ctx.world_dir, split).captions()
+    except FileNotFoundError:
+        return None
+
+
+def word_lists() -> Table:
+    return Table(examples.word_lists_table(), legend=(
+        "The paper's lists are the reference repository's (its supplementary with the lists is not in the "
+        "paper text), with two data bugs fixed ('bamboo ' and 'stainedgood'); the toy's are the world's "
+        "vocabulary (`vlcomp.text.tsvlc_rules.toy_word_lists`). The toy training uses the toy lists "
+        "(`mine.tsvlc_rb.word_lists`). Word lists, not measurements: no spread."))
+
+
+def generator_summary(ctx: ReportContext) -> Table:
+    df = examples.generator_summary(ctx.mined_root)
+    return Table(df, legend="From each generator's `summary.json` (`generate@<generator>`, run once for "
+                 "every chain, seeded from `base.seed`): counts over the `cc3m` split's captions, no "
+                 "spread. A type share is that type's fraction of all generated candidates (`rb/<list>`: "
+                 "rule-based, `unmask/<POS>`: masked-LM fill).")
+
+
+def negative_examples(ctx: ReportContext, generator: str, n: int = 8) -> Table | None:
+    captions = _captions(ctx, generator)
+    if captions is None:
+        return None
+    df = examples.negative_examples(ctx.mined_root, generator, captions, ctx.seed, n)
+    if df is None:
+        return None
+    where = examples.generator_dir(ctx.mined_root, generator)
+    return Table(df, legend=f"{len(df)} captions with a negative, drawn uniformly (seeded from `base.seed`) "
+                 f"from `{where}`; the first candidate of each (the sampler draws one of them at every "
+                 "visit). Examples, no spread.")
+
+
+def missing_mined(ctx: ReportContext, generator: str) -> str:
+    split = ((ctx.params.get("mine") or {}).get(generator) or {}).get("split", "cc3m")
+    return (f"No output of `generate@{generator}` yet "
+            f"(`{examples.generator_dir(ctx.mined_root, generator)}`), or no `{split}` split under "
+            f"`{ctx.world_dir}`.")
+
+
+def prompt_markdown() -> str:
+    from ....text.analogy import PROMPT_TEMPLATE
+
+    return ("The reference's 4-shot prompt (catalog §3.5, from its `BloomGen` class), verbatim; "
+            "`{caption}` is the caption to paraphrase, the continuation up to the first '.' is the "
+            "positive. The paper profile prompts a causal LM with it; **the toy does not**: its positives "
+            f"are scene-graph-exact paraphrases.\n\n```text\n{PROMPT_TEMPLATE}\n```")
+
+
+def positives(ctx: ReportContext, n: int = 8) -> Table | None:
+    captions = _captions(ctx, examples.ANALOGY_GENERATOR)
+    if captions is None:
+        return None
+    got = examples.positive_examples(ctx.mined_root, captions, ctx.seed, n)
+    if got is None:
+        return None
+    df, summ = got
+    share = summ.get(f"mine/{examples.ANALOGY_GENERATOR}/share_with_positive")
+    have = f" {share:.1%} of the split's captions have a positive." if share is not None else ""
+    return Table(df, legend=f"{len(df)} captions with a positive, drawn uniformly (seeded from "
+                 f"`base.seed`).{have} Examples, no spread.")
+
+
+def s4(ctx: ReportContext, n: int = 8) -> tuple[str, list[tuple[str, Table]]] | None:
+    """TSVLC-S4: on the first chain both S4 methods ran, the per-file outcome counts and up to ``n`` items
+    where RB+LLM Negs is right and CLIP+LoRA wrong, and the reverse; None when either has no item table."""
+    a, b = S4_PAIR
+    ca, cb = chains(ctx.long, a), chains(ctx.long, b)
+    common = [c for c in ca if any(d.base == c.base and d.seed == c.seed for d in cb)]
+    if not common:
+        return None
+    chain = common[0]
+    name = {m: ctx.long[(ctx.long["method"] == m) & (ctx.long["base"] == chain.base)
+                       & (ctx.long["seed"] == chain.seed)]["model"].iloc[0] for m in S4_PAIR}
+    items = {m: examples.read_items(ctx.metrics_dir, name[m]) for m in S4_PAIR}
+    if any(v is None for v in items.values()):
+        return None
+    la, lb = ctx.all_methods.label(a), ctx.all_methods.label(b)
+    m = examples.discordant(items[a], items[b])
+    head = (f"Chain {chain.label}: `{name[a]}` ({la}) against `{name[b]}` ({lb}) on the same VL-CheckList "
+            "items (their per-item tables). Margin = score(positive) - score(negative); an item is right "
+            "when its margin is > 0.")
+    legend = ("One item per file in turn, the largest margin of the model that is right first (a fixed "
+              f"order, not a draw). Chain {chain.label} only: examples, no spread.")
+    named = {"margin_a": f"{la} margin", "margin_b": f"{lb} margin"}
+
+    def shown(a_right: bool) -> pd.DataFrame:
+        return examples.examples(m, a_right, n).drop(columns=["correct_a", "correct_b"]).rename(columns=named)
+
+    parts = [("Outcomes per file", Table(examples.outcome_counts(m, la, lb), legend=f"Item counts on chain "
+                                         f"{chain.label}: a single run, no spread.")),
+             (f"{la} right, {lb} wrong (successes)", Table(shown(True), legend=legend)),
+             (f"{lb} right, {la} wrong (failures)", Table(shown(False), legend=legend))]
+    return head, parts
+
+
+# --------------------------------------------------------------------------- checklist, provenance, choices
+
+
+C4_PENDING = " (fine-tuning half; LAION pending)"
+
+
+def checklist(ctx: ReportContext) -> Table:
+    """Every artifact ID of catalog §6 and whether this report renders it."""
+    have = _present(ctx, ctx.methods.order[1:])
+    toy = ("rendered from the toy metrics" if have
+           else "rendered; toy values pending (no TSVLC model evaluated yet)")
+    negatives = examples.generator_dir(ctx.mined_root, "tsvlc_rb") / "negatives.json"
+    positives = examples.generator_dir(ctx.mined_root, examples.ANALOGY_GENERATOR) / "positives.json"
+    s2 = ("rendered" if negatives.exists()
+          else "word lists rendered; examples pending (no generator output yet)")
+    s3 = ("rendered" if positives.exists()
+          else "prompt rendered; positives pending (no generator output yet)")
+    rows = [("TSVLC-T1a", "Table 1(a): CC3M LoRA fine-tuning", toy),
+            *((a, f"Table 1{a[-1]}", f"printed values only: {why}") for a, why in P.PENDING_SECTIONS.items()),
+            ("TSVLC-T2", "Table 2: negatives-loss ablation", toy),
+            ("TSVLC-T3", "Table 3: component analysis (+ the T3 vs T1a check)", toy),
+            ("TSVLC-F1", "Fig. 1 schematic (optional)", "not drawn (a schematic; short text)"),
+            ("TSVLC-F2", "Fig. 2 pipeline schematic (optional)", "not drawn; its content is TSVLC-S2 / S3"),
+            ("TSVLC-F3", "Fig. 3 radar (fine-tuning)", toy),
+            ("TSVLC-F4", "Fig. 4 radar (from scratch)",
+             "pending: placeholder text (no from-scratch runs yet)"),
+            ("TSVLC-S1", "per-source VL-CheckList", toy + " (one source: vg)"),
+            ("TSVLC-S2", "word lists and negative examples", s2),
+            ("TSVLC-S3", "analogy prompt and positives", s3),
+            ("TSVLC-S4", "qualitative successes and failures", toy),
+            ("TSVLC-D1", "RB negative generator", "pipeline: generate@tsvlc_rb (examples in S2)"),
+            ("TSVLC-D2", "LLM-unmasking negative generator",
+             "pipeline: generate@tsvlc_unmask / tsvlc_mix (S2)"),
+            ("TSVLC-D3", "analogy positives",
+             "pipeline: generate@tsvlc_analogy (toy: scene paraphrases; S3)"),
+            ("TSVLC-D4", "LoRA adapters (r = 4)", "pipeline: methods.<m>.model.lora (see Deviations)"),
+            ("TSVLC-M", "checkpoints and evaluations",
+             "pipeline: models/finetune, metrics/ (see Provenance)"),
+            *((f"TSVLC-C{i}", "claim", "claims ledger" + (C4_PENDING if i == 4 else ""))
+              for i in range(1, 6))]
+    return Table(pd.DataFrame(rows, columns=["artifact", "what", "status in this report"]),
+                 legend="A checklist, not a measurement: no spread.")
+
+
+def provenance_table(ctx: ReportContext) -> Table:
+    shown = set(ctx.all_methods.order)
+    df = provenance(ctx.long) if len(ctx.long) else pd.DataFrame()
+    if len(df):
+        df = df[df["method"].isin(shown)].reset_index(drop=True)
+    return Table(df, legend=PROVENANCE_LEGEND)
+
+
+def chains_markdown(ctx: ReportContext) -> str:
+    """Which TSVLC methods run on every chain and which on the first only (params ``seeds``)."""
+    seeds = ctx.params.get("seeds") or {}
+    first = [m for m in ctx.methods.order[1:]
+             if isinstance(seeds.get(m), dict) and seeds[m].get("chains") == "first"]
+    every = [m for m in ctx.methods.order[1:] if m not in first]
+    label, n = ctx.methods.label, len(ctx.params.get("bases") or {})
+    return (f"{', '.join(map(label, every)) or 'none'} on every base seed ({n} chains); "
+            f"{', '.join(map(label, first)) or 'none'} on the first chain only (params "
+            "`seeds.<method>.chains: first`), marked *1 chain (b0)* and without spread.")
+
+
+def deviations_markdown(ctx: ReportContext) -> str:
+    mine = ctx.params.get("mine") or {}
+    rb, mix = mine.get("tsvlc_rb") or {}, mine.get("tsvlc_mix") or {}
+    lora = (((ctx.params.get("methods") or {}).get("tsvlc_lora") or {}).get("model") or {}).get("lora") or {}
+    twins = (ctx.params.get("benchmarks") or {}).get("twins") or {}
+    per_file = (twins.get("vlchecklist") or {}).get("items_per_file", "?")
+    return "\n".join([
+        "- **Corpus**: the `cc3m` split of the toy world (web-style captions with more bindings and "
+        "relations) stands for CC3M; the base is the chain's tiny CLIP pretrained on the `web` split, "
+        "standing for OpenAI CLIP.",
+        f"- **LoRA**: rank {lora.get('rank', '?')}, alpha {lora.get('alpha', '?')} (scaling alpha/r), on "
+        f"{', '.join(lora.get('layers', []))} of the {' and '.join(lora.get('towers', []))} towers; every "
+        "base weight frozen, the temperature included (the reference's `mark_only_lora_as_trainable`).",
+        f"- **Negatives offline**: each caption gets up to {rb.get('candidates', '?')} candidate negatives "
+        "once (`generate@<generator>`) and the sampler draws one per visit, standing for the reference's "
+        f"online draw; RB+LLM mixes the two kinds by a coin per slot (rb_share {mix.get('rb_share', '?')}). "
+        "The toy's RB lists are the world's vocabulary; the LLM is a small masked LM trained on the world's "
+        "captions (`train_mlm`).",
+        "- **Positives**: scene-graph-exact paraphrases of the toy captions (labelled so in S3), not LLM "
+        "output.",
+        f"- **VL-CheckList**: one source dataset (the VG stand-in), {per_file} items per file; subtype = "
+        "mean of its files, Attribute = mean of 5 subtypes, Relation = mean of 2, Object = mean of 6.",
+        "- **Zero-shot**: the ELEVATER twin, 21 concept-combination tasks of the toy world (per-task table "
+        "above); its mean stands for the 21-task ELEVATER average.",
+        f"- **Chains**: {chains_markdown(ctx)}",
+        "- **Not yet**: ViT-B/16, from-scratch, CyCLIP and LAION settings (T1b-T1g, F4).",
+    ])
