@@ -115,8 +115,63 @@ def render(root: Path = REPO) -> str:
             else:
                 cells.append(" / ".join(f"{x.iloc[0]['mean']:.3f}" for x in stats))
         out.append(f"| {name} | " + " | ".join(cells) + " |")
+    out += tsvlc_block(root, params)
     out += ["", END]
     return "\n".join(out)
+
+
+#: The TSVLC rows shown (method), in the order of Table 1a then the ablations; every table is in the report
+TSVLC_ROWS = ("clip", "tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm", "tsvlc_combined", "tsvlc_pos",
+              "tsvlc_noneg", "tsvlc_full")
+
+
+def tsvlc_block(root: Path, params: dict) -> list[str]:
+    """TSVLC's claims ledger and its Table 1a columns (plus the ablation rows), toy vs printed, in percent."""
+    from vlcomp.reporting.collect import collect, methods_of, spread_legend, summary
+    from vlcomp.reporting.ledger import VERDICT_RULE, Evidence, ledger_table
+    from vlcomp.reporting.papers.tsvlc.claims import lora_methods, tsvlc_claims
+    from vlcomp.reporting.papers.tsvlc.printed import T1_COLUMNS, TABLE1, TABLE2
+
+    if "tsvlc" not in (params.get("papers") or []):
+        return []
+    long = collect(root / "metrics", params)
+    methods = methods_of(params, "tsvlc")
+    long = long[long["method"].isin(list(methods))]
+    if not set(TSVLC_ROWS[1:]) & set(long["method"]):
+        return ["", "**TSVLC:** no TSVLC run in the committed outputs yet."]
+    claims = tsvlc_claims(Evidence(long), methods, lora_methods(params))
+    table = ledger_table(claims)
+    out = ["", "**Claims ledger (TSVLC, toy profile):** " + ", ".join(
+        f"{c.id} {'HELD' if c.held else 'NOT HELD'}" for c in claims) + ". " + VERDICT_RULE, "",
+        "| claim | condition | value ± spread over chains | min .. max | holds on every chain |", "|---|---|---|---|---|"]
+    for _, r in table.iterrows():
+        out.append(f"| {r['claim']} | {r['condition']} | {_cell(r['value'], r['spread'], r['n'])} | "
+                   f"{r['min']:.3f} .. {r['max']:.3f} | {r['condition_held']} |")
+    printed = {r.method: r for r in (*TABLE1, *TABLE2) if r.artifact in ("TSVLC-T1a", "TSVLC-T2") and r.method}
+    summ = summary(long)
+    out += ["", "**TSVLC Table 1a and the ablation rows (Tables 2, 3; C5), toy twins vs the paper** (VL-CheckList on "
+            "the VL-CheckList twin, zero-shot on the 21-task ELEVATER twin; percent; paper values in brackets):", "",
+            "| | runs | " + " | ".join(label for label, _, _ in T1_COLUMNS) + " |", "|---|---" + "|---" * len(T1_COLUMNS)
+            + "|"]
+    for m in TSVLC_ROWS:
+        rows = summ[summ["method"] == m]
+        if not len(rows):
+            continue
+        cells = []
+        for _, cid, key in T1_COLUMNS:
+            row = rows[rows["key"] == key]
+            if not len(row):
+                cells.append("")
+                continue
+            r = row.iloc[0]
+            text = f"{100 * r['mean']:.1f}" + (f" ± {100 * r['std']:.1f}" if int(r["n"]) > 1 else "")
+            if m in printed and cid in printed[m].cells:
+                text += f" [{printed[m].cells[cid].text}]"
+            cells.append(text)
+        n = int(rows["n"].max())
+        out.append(f"| {methods.label(m)} | {n} chain{'s' if n > 1 else ' (b0)'} | " + " | ".join(cells) + " |")
+    out += ["", spread_legend(long, methods, [k for _, _, k in T1_COLUMNS])]
+    return out
 
 
 def splice(readme: str, block: str) -> str:
