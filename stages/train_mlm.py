@@ -1,7 +1,8 @@
 """Stage `train_mlm`: the small masked language model the unmasking generators fill masked words with (TSVLC's LLM
 negatives; CE-CLIP reuses it). Toy profile: a tiny BERT trained here on the world's captions (params `mlm`,
 vlcomp.profiles.toy.mlm); paper profile: the named model (distilroberta-base, the reference's fill-mask default)
-resolved from the local Hugging Face cache and saved as is (vlcomp.profiles.paper.mlm)."""
+resolved from the local Hugging Face cache and saved as is (vlcomp.profiles.paper.mlm), or, with `mlm.model: null`, only
+a note that none is configured (load_mlm on it then fails naming the folder)."""
 
 from __future__ import annotations
 
@@ -29,9 +30,12 @@ def main() -> None:
             params, args.world, on_log=lambda step, rec: tr.log_metrics({f"train/{k}": v for k, v in rec.items()},
                                                                         step=step))
         with atomic_dir(args.out) as tmp:
-            save_mlm(model, tokenizer, tmp)
+            if model is not None:  # None: the profile configures no masked LM (paper profile, mlm.model: null)
+                save_mlm(model, tokenizer, tmp)
             write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only
             write_json(tmp / "about.json", about)
+        if model is None:
+            return
         tr.log_metrics({"mlm/n_parameters": float(sum(p.numel() for p in model.parameters())),
                         "mlm/vocab_size": float(len(tokenizer))})
 

@@ -14,8 +14,12 @@ from ...config import expand_path, section
 
 
 def masked_lm(params: dict, world: str | Path, *, on_log: Callable | None = None):
-    """``(model, tokenizer, [], about)``: the pretrained masked LM ``mlm.model``."""
+    """``(model, tokenizer, [], about)``: the pretrained masked LM ``mlm.model``; ``(None, None, [], about)`` when
+    ``mlm.model`` is null (no generator of this profile reads one yet)."""
     name = section(params, "mlm.model")
+    if name is None:
+        return None, None, [], {"kind": "none", "model": None,
+                                "why": "params mlm.model is null: no generator of the paper profile reads a masked LM"}
     if not isinstance(name, str) or not name:
         raise ValueError(f"params: mlm.model={name!r} must name a masked LM (e.g. distilroberta-base)")
     from ...text.mlm import load_mlm
