@@ -123,18 +123,24 @@ def test_merged_equals_unmerged_on_both_towers():
     targets = set(lora_layers(model))
     assert "visual.conv1" in targets and "transformer.resblocks.1.attn.in_proj_weight" in targets
     assert len(targets) == 1 + 2 * 2 * 4  # patch embedding + 2 towers x 2 blocks x (in_proj, out_proj, c_fc, c_proj)
-    _random_b(model, 0)
+    _assert_merge_exact(model, ARCH, fresh, seed=0, n=3, atol=1e-6)
+
+
+def _assert_merge_exact(model: nn.Module, arch: str, fresh: list[str], *, seed: int, n: int, atol: float) -> None:
+    """With random B (``seed``), the adapted model's features differ from the plain model's, and merging keeps
+    them (to ``atol``) while restoring the plain model's state-dict keys (``fresh``)."""
+    _random_b(model, seed)
     model.eval()
-    gen = torch.Generator().manual_seed(0)
-    images, tokens = torch.rand(3, 3, 48, 48, generator=gen), torch.randint(1, 100, (3, 32), generator=gen)
+    gen = torch.Generator().manual_seed(seed)
+    images, tokens = torch.rand(n, 3, 48, 48, generator=gen), torch.randint(1, 100, (n, 32), generator=gen)
     with torch.no_grad():
         before = model(images, tokens)
         merge_lora(model)
         after = model(images, tokens)
     assert list(model.state_dict()) == fresh and not lora_layers(model)
     for key in ("image_features", "text_features"):
-        assert not torch.allclose(before[key], create_model(ModelSpec(ARCH), init_seed=0).eval()(images, tokens)[key])
-        torch.testing.assert_close(after[key], before[key], atol=1e-6, rtol=0)
+        assert not torch.allclose(before[key], create_model(ModelSpec(arch), init_seed=0).eval()(images, tokens)[key])
+        torch.testing.assert_close(after[key], before[key], atol=atol, rtol=0)
 
 
 def test_only_adapters_train_in_the_adapted_tower():
@@ -223,15 +229,4 @@ def test_resnet_tower_conv_and_attnpool_layers_merge_exactly():
     with pytest.raises(ValueError, match="no such layer in the image tower"):
         lora_targets(model, LoraSpec(towers=("image",), layers=("patch_embed",)))  # a ResNet has no patch embedding
     add_lora(model, LoraSpec(towers=("image", "text"), layers=("conv", "attnpool", "attn", "mlp")), seed=0)
-    _random_b(model, 1)
-    model.eval()
-    gen = torch.Generator().manual_seed(1)
-    images, tokens = torch.rand(2, 3, 48, 48, generator=gen), torch.randint(1, 100, (2, 32), generator=gen)
-    with torch.no_grad():
-        before = model(images, tokens)
-        merge_lora(model)
-        after = model(images, tokens)
-    assert list(model.state_dict()) == fresh and not lora_layers(model)
-    for key in ("image_features", "text_features"):
-        assert not torch.allclose(before[key], create_model(ModelSpec(arch), init_seed=0).eval()(images, tokens)[key])
-        torch.testing.assert_close(after[key], before[key], atol=1e-5, rtol=0)
+    _assert_merge_exact(model, arch, fresh, seed=1, n=2, atol=1e-5)
