@@ -127,19 +127,21 @@ TSVLC_ROWS = ("clip", "tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm", "tsv
 
 def tsvlc_block(root: Path, params: dict) -> list[str]:
     """TSVLC's claims ledger and its Table 1a columns (plus the ablation rows), toy vs printed, in percent."""
-    from vlcomp.reporting.collect import collect, methods_of, spread_legend, summary
+    from vlcomp.reporting.collect import Methods, collect, methods_of, spread_legend, summary
     from vlcomp.reporting.ledger import VERDICT_RULE, Evidence, ledger_table
-    from vlcomp.reporting.papers.tsvlc.claims import lora_methods, tsvlc_claims
-    from vlcomp.reporting.papers.tsvlc.printed import T1_COLUMNS, TABLE1, TABLE2
+    from vlcomp.reporting.papers.tsvlc.claims import lora_methods, reference_methods, tsvlc_claims
+    from vlcomp.reporting.papers.tsvlc.printed import SECTIONS, T1_COLUMNS, TABLE1, TABLE2, rows_of
 
     if "tsvlc" not in (params.get("papers") or []):
         return []
     long = collect(root / "metrics", params)
     methods = methods_of(params, "tsvlc")
+    bases = {f"clip_{k}": f"CLIP, base model {k}" for k in params.get("base_models") or {}}
+    methods = Methods((*methods.order, *bases), {**methods.labels, **bases})
     long = long[long["method"].isin(list(methods))]
     if not set(TSVLC_ROWS[1:]) & set(long["method"]):
         return ["", "**TSVLC:** no TSVLC run in the committed outputs yet."]
-    claims = tsvlc_claims(Evidence(long), methods, lora_methods(params))
+    claims = tsvlc_claims(Evidence(long), methods, lora_methods(params), references=reference_methods(params))
     table = ledger_table(claims)
     out = ["", "**Claims ledger (TSVLC, toy profile):** " + ", ".join(
         f"{c.id} {'HELD' if c.held else 'NOT HELD'}" for c in claims) + ". " + VERDICT_RULE, "",
@@ -171,6 +173,23 @@ def tsvlc_block(root: Path, params: dict) -> list[str]:
         n = int(rows["n"].max())
         out.append(f"| {methods.label(m)} | {n} chain{'s' if n > 1 else ' (b0)'} | " + " | ".join(cells) + " |")
     out += ["", spread_legend(long, methods, [k for _, _, k in T1_COLUMNS])]
+    out += ["", "**TSVLC Table 1(b)-(g): the other settings, one run each on chain b0** (percent; the paper's values "
+            "in brackets; the toy setting of each section in the report):", "",
+            "| section | row | " + " | ".join(label for label, _, _ in T1_COLUMNS) + " |",
+            "|---|---" + "|---" * len(T1_COLUMNS) + "|"]
+    for artifact, (title, _) in SECTIONS.items():
+        if artifact == "TSVLC-T1a":
+            continue
+        for prow in rows_of(TABLE1, artifact):
+            rows = summ[summ["method"] == prow.method]
+            cells = []
+            for _, cid, key in T1_COLUMNS:
+                row = rows[rows["key"] == key]
+                toy = f"{100 * row.iloc[0]['mean']:.1f}" if len(row) else "not run"
+                cells.append(f"{toy} [{prow.cells[cid].text}]")
+            n = int(rows["n"].max()) if len(rows) else 0
+            label = methods.label(prow.method) + (f" ({n} chains)" if n > 1 else "")
+            out.append(f"| {artifact[-3:]} {title} | {label} | " + " | ".join(cells) + " |")
     return out
 
 

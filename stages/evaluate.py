@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from _common import parser, run
-from vlcomp.config import BASE_METHOD, load_params, section
+from vlcomp.config import base_method, load_params, section
 from vlcomp.device import resolve_device
 from vlcomp.eval.inputs import read_manifest
 from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
@@ -32,7 +32,7 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--stage", required=True, help="the DVC stage name, for the MLflow tag (evaluate@negclip-b0s0)")
     p.add_argument("--model", required=True, help="model name (a base model clip-b0, or a variant such as negclip-b0s0)")
-    p.add_argument("--method", default=BASE_METHOD)
+    p.add_argument("--method", help="the variant's method (default, for a base model: vlcomp.config.base_method)")
     p.add_argument("--base", required=True, help="the model's chain (a key of params bases, e.g. b0)")
     p.add_argument("--seed", type=int, default=None, help="the fine-tuning seed (none for a base model)")
     p.add_argument("--checkpoint", required=True, help="directory with model.pt and model.json")
@@ -40,9 +40,10 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
+    args.method = args.method or base_method(params, args.base)
     ckpt = Path(args.checkpoint)
     meta = read_json(ckpt / "model.json")
-    names = evaluation_benchmarks(params, args.method)
+    names = evaluation_benchmarks(params, args.method, base=args.base if args.seed is None else None)
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
     if args.base not in section(params, "bases"):

@@ -50,7 +50,6 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     cfg = finetune_config(section(params, "finetune"))
-    base = with_weights(model_spec(params), Path(args.base) / "model.pt")
     profile = params["profile"]
 
     if args.select_lr:
@@ -58,6 +57,7 @@ def main() -> None:
         sel = section(params, f"selections.{key}")
         name = sel["method"]
         method = method_config(params, name)
+        base = with_weights(model_spec(params, sel["base"]), Path(args.base) / "model.pt")
         data = FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
         used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}"),
                 f"selections.{key}": sel, f"bases.{sel['base']}": section(params, f"bases.{sel['base']}")}
@@ -81,6 +81,7 @@ def main() -> None:
     ckpt_dir = Path("checkpoints") / f"finetune@{args.variant}"
     variant = variant_config(params, args.variant)
     method = method_config(params, variant.method)
+    base = with_weights(model_spec(params, variant.base), Path(args.base) / "model.pt")
     lr = read_json(Path(args.lr_dir) / "selection.json")["selected_lr"]
     tcfg = cfg.train_config(lr, method.epochs or cfg.epochs)
     data = FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
@@ -105,7 +106,8 @@ def main() -> None:
             write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only
             write_json(tmp / "model.json", {"arch": base.arch, "tokenizer": base.tokenizer,
                                             "context_length": base.context_length, "method": variant.method,
-                                            "base": variant.base, "seed": variant.seed, "lr": lr, "n_rows": len(data.rows)})
+                                            "base": variant.base, "seed": variant.seed, "lr": lr, "n_rows": len(data.rows),
+                                            **({"init": method.init} if method.init != "base" else {})})
         if args.plots:
             write_training_curve(args.plots, history)
         shutil.rmtree(ckpt_dir, ignore_errors=True)  # the outputs are in place; the resume state is spent

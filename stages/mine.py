@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from _common import parser, run
-from vlcomp.config import build, chain_seed, load_params, section
+from vlcomp.config import build, chain_seed, generator_config, load_params, registered_generator, section
 from vlcomp.generators import GENERATORS, check_written
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.seeding import derive_seed
@@ -36,9 +36,10 @@ def main() -> None:
     params = load_params(args.params)
     key = args.mining or args.generating
     run_spec = section(params, f"{'mining' if args.mining else 'generating'}.{key}")
-    generator = run_spec["generator"]
-    gen = GENERATORS.get(generator)
-    cfg = build(gen.config, section(params, f"mine.{generator}"), f"mine.{generator}")
+    generator = run_spec["generator"]  # the mined dataset (a key of mine); its registered generator may differ
+    registered = registered_generator(section(params, "mine"), generator)
+    gen = GENERATORS.get(registered)
+    cfg = build(gen.config, generator_config(section(params, "mine"), generator), f"mine.{generator}")
     used = {f"mine.{generator}": section(params, f"mine.{generator}"), "base.seed": section(params, "base.seed"),
             "nlp.spacy_model": section(params, "nlp.spacy_model")}
     if args.mining:
@@ -51,7 +52,7 @@ def main() -> None:
 
         base = run_spec["base"]
         seed = chain_seed(params, base)
-        model = create_model(with_weights(model_spec(params), Path(args.base) / "model.pt"))
+        model = create_model(with_weights(model_spec(params, base), Path(args.base) / "model.pt"))
         model.to(resolve_device(getattr(cfg, "device", "auto"), param="mine.device"))  # GPU in the paper profile
         used |= {f"mining.{key}": run_spec, f"bases.{base}": section(params, f"bases.{base}")}
         stage, tags = f"mine@{key}", {"base": base}
@@ -73,7 +74,7 @@ def main() -> None:
                    paper=paper_tag(params, generator=generator), method=generator, params=used, **tags) as tr:
         with atomic_dir(args.out) as tmp:
             summary = gen.run(cfg, world=args.world, model=model, nlp=nlp, seed=seed, out_dir=tmp, parsed=args.parsed)
-            check_written(generator, gen, tmp)
+            check_written(registered, gen, tmp)
             write_json(tmp / "summary.json", summary)
         tr.log_metrics(summary)
 

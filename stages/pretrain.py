@@ -1,6 +1,7 @@
-"""Stage `pretrain@<base>`: the base model of one chain (params `bases.<base>`). Toy profile: train the tiny CLIP from
-scratch on the world's web split, seeded from the chain's seed (vlcomp.profiles.toy.pretrain); paper profile: resolve
-the pretrained weights instead (OpenAI ViT-B/32, vlcomp.profiles.paper.pretrain)."""
+"""Stage `pretrain@<base>`: the base model of one chain (params `bases.<base>`: the chain's default base `b<k>`, or
+another base model `<kind>-b<k>` with its own architecture and pretraining loss, `base_models.<kind>`). Toy profile:
+train the tiny CLIP from scratch on the world's web split, seeded from the chain's seed (vlcomp.profiles.toy.pretrain);
+paper profile: resolve the pretrained weights instead (OpenAI ViT-B/32, vlcomp.profiles.paper.pretrain)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     seed = chain_seed(params, args.base)
-    spec = model_spec(params)
+    spec = model_spec(params, args.base)
     used = {"model": section(params, "model"), "base.seed": section(params, "base.seed"),
             f"bases.{args.base}": section(params, f"bases.{args.base}")}
     if params["profile"] == "paper":
@@ -33,7 +34,7 @@ def main() -> None:
     with stage_run(f"pretrain@{args.base}", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS,
                    method=BASE_METHOD, base=args.base, params=used) as tr:
         model, history, trained_on = base_model(
-            params, args.world, seed=seed, on_log=lambda step, rec: tr.log_metrics({f"train/{k}": v for k, v in rec.items()}, step=step))
+            params, args.world, base=args.base, seed=seed, on_log=lambda step, rec: tr.log_metrics({f"train/{k}": v for k, v in rec.items()}, step=step))
         with atomic_dir(args.out) as tmp:
             save_checkpoint(model, tmp / "model.pt")
             write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only

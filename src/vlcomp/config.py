@@ -135,6 +135,40 @@ def base_name(seed: int) -> str:
     return f"b{seed}"
 
 
+BASE_MODEL_KEYS = ("arch", "loss", "benchmarks", "stands_for")
+"""Keys of ``base_models.<kind>``: the architecture (a registered toy config or an open_clip name; default
+``model.arch``), the pretraining loss (a name of ``vlcomp.losses.LOSSES``; default ``clip``), the benchmarks its
+evaluation scores (default ``evaluate.benchmarks``) and what it stands for."""
+
+
+def base_key(kind: str | None, chain: str) -> str:
+    """The base of chain ``chain`` (``b0``) for base model ``kind``: the chain itself for the default base (``model``
+    pretrained with the CLIP loss), ``<kind>-<chain>`` for another (``vit-b0``)."""
+    return chain if kind is None else f"{kind}-{chain}"
+
+
+def _base_models(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    kinds = params.get("base_models") or {}
+    if not isinstance(kinds, dict):
+        raise ValueError(f"params: base_models={kinds!r} must map a name to {{arch, loss, stands_for}}")
+    for kind, values in kinds.items():
+        if not isinstance(values, dict):
+            raise ValueError(f"params: base_models.{kind}={values!r} must be a mapping ({', '.join(BASE_MODEL_KEYS)})")
+        unknown = sorted(set(values) - set(BASE_MODEL_KEYS))
+        if unknown:
+            raise ValueError(f"params: base_models.{kind}: unknown key(s) {unknown}; known: {', '.join(BASE_MODEL_KEYS)}")
+        if not str(kind).replace("_", "").isalnum() or str(kind)[:1] == "b" and str(kind)[1:].isdigit():
+            raise ValueError(f"params: base_models.{kind}: a name must be alphanumeric and not look like a chain (b<k>)")
+    return kinds
+
+
+def base_method(params: dict[str, Any], base: str) -> str:
+    """The method name of base ``base``'s evaluated model: :data:`BASE_METHOD` for a chain's default base, ``clip_<kind>``
+    for another base model (``clip_vit``, ``clip_cyclip``), so a report's CLIP rows aggregate the default bases only."""
+    kind = ((params.get("bases") or {}).get(base) or {}).get("model")
+    return f"{BASE_METHOD}_{kind}" if kind else BASE_METHOD
+
+
 def base_model_name(base: str) -> str:
     """The evaluated base model of chain ``base`` (``clip-b0``)."""
     return f"{BASE_METHOD}-{base}"
@@ -147,8 +181,23 @@ NO_MODEL_DIR = "data/world"
 fixed shape under DVC's ``foreach``; ``data/world`` is a dependency of every such run anyway)."""
 
 
+def registered_generator(mine: dict[str, Any], name: str) -> str:
+    """The registered generator (a name of :data:`vlcomp.generators.GENERATORS`) of the mined dataset ``mine.<name>``:
+    its ``generator`` key, else its own name. One generator can so mine two corpora (TSVLC's RB+LLM negatives of the
+    CC3M twin, ``tsvlc_mix``, and of the LAION twin, ``tsvlc_mix_laion: {generator: tsvlc_mix, split: laion}``)."""
+    value = (mine.get(name) or {}).get("generator", name)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"params: mine.{name}.generator={value!r} must name a registered generator")
+    return value
+
+
+def generator_config(mine: dict[str, Any], name: str) -> dict[str, Any]:
+    """``mine.<name>`` without its ``generator`` key: the keywords of the generator's config class."""
+    return {k: v for k, v in (mine.get(name) or {}).items() if k != "generator"}
+
+
 def generator_reads(name: str) -> str:
-    """What generator ``name`` reads besides the world: ``base`` (a chain's base model: mined per chain),
+    """What generator ``name`` (registered) reads besides the world: ``base`` (a chain's base model: mined per chain),
     ``mlm`` (the small masked LM) or ``none`` (:attr:`vlcomp.generators.Generator.reads`). A name the registry does
     not know counts as ``base``; its ``mine@`` stage then fails naming it and the known generators."""
     from .generators import GENERATORS
@@ -156,10 +205,11 @@ def generator_reads(name: str) -> str:
     return GENERATORS.get(name).reads if name in GENERATORS else "base"
 
 
-def mined_dir(generator: str, base: str) -> str:
-    """The folder under ``data/mined`` a run of chain ``base`` reads ``generator``'s output from: ``<g>-<base>`` for
-    a generator mined per chain (it reads the base model), ``<g>`` for one generated once for every chain."""
-    return f"{generator}-{base}" if generator_reads(generator) == "base" else generator
+def mined_dir(mine: dict[str, Any], name: str, base: str) -> str:
+    """The folder under ``data/mined`` a run of chain ``base`` reads the mined dataset ``mine.<name>`` from:
+    ``<name>-<base>`` for a generator mined per chain (it reads the base model), ``<name>`` for one generated once
+    for every chain."""
+    return f"{name}-{base}" if generator_reads(registered_generator(mine, name)) == "base" else name
 
 
 def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
@@ -167,7 +217,9 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
     dvc.yaml's ``foreach`` stages iterate over them (DVC cannot compute a product itself):
 
     - ``bases``: one chain per base seed, ``b<k>: {seed: k}``: ``pretrain@b<k>`` (the base model),
-      ``evaluate_base@b<k>`` (model ``clip-b<k>``);
+      ``evaluate_base@b<k>`` (model ``clip-b<k>``); and, on the chains where a method with ``base_model: <kind>``
+      runs, that other base model, ``<kind>-b<k>: {seed: k, model: <kind>, arch?, loss?}`` (``base_models.<kind>``:
+      TSVLC's ViT-B/16 and CyCLIP rows);
     - ``parsing``: ``<split>: {mined_by: [generator, ...]}`` per split a generator of ``mine`` reads (``parse@<split>``:
       its captions parsed with spaCy once, for every chain);
     - ``mining``: ``<generator>-b<k>: {generator, base, split}`` per generator of ``mine`` that reads the base model
@@ -197,6 +249,7 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"params: seeds={seeds!r} must map each method to its list of fine-tuning seeds")
     base_seeds = _seed_list(params.get("base_seeds", [0]), "base_seeds")
     bases = {base_name(k): {"seed": k} for k in base_seeds}
+    kinds = _base_models(params)
     methods = params.get("methods") or {}
     mine = params.get("mine") or {}
     mining: dict[str, Any] = {}
@@ -207,7 +260,7 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(split, str) or not split:
             raise ValueError(f"params: mine.{g}.split={split!r} must name the world split it mines")
         parsing.setdefault(split, {"mined_by": []})["mined_by"].append(g)
-        reads = generator_reads(g)
+        reads = generator_reads(registered_generator(mine, g))
         if reads == "base":
             mining.update({f"{g}-{b}": {"generator": g, "base": b, "split": split} for b in bases})
         else:
@@ -231,6 +284,26 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"params: methods.{method}.positives_from={other!r} has no mine.{other} section")
         return other
 
+    def kind_of(method: str) -> str | None:
+        kind = (methods[method] or {}).get("base_model")
+        if kind is not None and kind not in kinds:
+            raise ValueError(f"params: methods.{method}.base_model={kind!r} is not a key of base_models "
+                             f"({', '.join(kinds) or 'none'})")
+        return kind
+
+    def base_of(method: str, chain: str) -> str:
+        """The base ``method`` starts from on ``chain``, added to ``bases`` (and its per-chain mined data to
+        ``mining``) when it is another base model's."""
+        kind = kind_of(method)
+        key = base_key(kind, chain)
+        if key not in bases:
+            bases[key] = {"seed": bases[chain]["seed"], "model": kind,
+                          **{k: v for k, v in kinds[kind].items() if k != "stands_for"}}
+        for g in filter(None, ((methods[method] or {}).get("generator"), (methods[method] or {}).get("positives_from"))):
+            if g in mine and generator_reads(registered_generator(mine, g)) == "base":
+                mining.setdefault(f"{g}-{key}", {"generator": g, "base": key, "split": mine[g]["split"]})
+        return key
+
     selections: dict[str, Any] = {}
     variants: dict[str, Any] = {}
     for method, values in seeds.items():
@@ -245,16 +318,19 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"params: methods.{method}.lr_from={swept_method!r} itself has lr_from; name the "
                              "method whose rate is swept")
         swept_generator = generator_of(swept_method, f"methods.{method}.lr_from")
+        chain_list = [base_name(k) for k in base_seeds] if chains == "all" else [first]
         for seed in values:
-            for b in bases if chains == "all" else [first]:
-                swept = b if rule == "per_chain" else first
+            for chain in chain_list:
+                swept = base_of(swept_method, chain if rule == "per_chain" else first)
+                b = base_of(method, chain)
                 selections[f"{swept_method}-{swept}"] = {
                     "method": swept_method, "base": swept, "generator": swept_generator,
-                    "mined": mined_dir(swept_generator, swept),
-                    "mined_positives": mined_dir(positives_of(swept_method) or swept_generator, swept)}
+                    "mined": mined_dir(mine, swept_generator, swept),
+                    "mined_positives": mined_dir(mine, positives_of(swept_method) or swept_generator, swept)}
                 variants[f"{method}-{b}s{seed}"] = {
                     "method": method, "base": b, "seed": seed, "generator": generator,
-                    "mined": mined_dir(generator, b), "mined_positives": mined_dir(positives_of(method) or generator, b),
+                    "mined": mined_dir(mine, generator, b),
+                    "mined_positives": mined_dir(mine, positives_of(method) or generator, b),
                     "selection": f"{swept_method}-{swept}"}
     return {**params, "bases": bases, "parsing": parsing, "mining": mining, "generating": generating,
             "selections": selections, "variants": variants}
@@ -268,7 +344,9 @@ def chain_seed(params: dict[str, Any], base: str) -> int:
     bases = section(params, "bases")
     if base not in bases:
         raise ValueError(f"params: unknown base {base!r}; bases: {', '.join(bases) or 'none'}")
-    return derive_seed(section(params, "base.seed"), "base", section(params, f"bases.{base}.seed"))
+    kind = bases[base].get("model")
+    return derive_seed(section(params, "base.seed"), "base", section(params, f"bases.{base}.seed"),
+                       *([kind] if kind else []))
 
 
 def resolve_layers(*layers: dict[str, Any]) -> dict[str, Any]:

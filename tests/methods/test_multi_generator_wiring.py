@@ -27,10 +27,16 @@ def test_text_generators_run_once_and_chain_generators_per_chain(toy):
         "tsvlc_rb": {"generator": "tsvlc_rb", "split": "cc3m", "model": NO_MODEL_DIR},
         "tsvlc_unmask": {"generator": "tsvlc_unmask", "split": "cc3m", "model": MLM_DIR},
         "tsvlc_mix": {"generator": "tsvlc_mix", "split": "cc3m", "model": MLM_DIR},
-        "tsvlc_analogy": {"generator": "tsvlc_analogy", "split": "cc3m", "model": NO_MODEL_DIR}}
+        "tsvlc_analogy": {"generator": "tsvlc_analogy", "split": "cc3m", "model": NO_MODEL_DIR},
+        # one registered generator, a second corpus: the mined dataset's name, its own split
+        "tsvlc_mix_laion": {"generator": "tsvlc_mix_laion", "split": "laion", "model": MLM_DIR},
+        "tsvlc_analogy_laion": {"generator": "tsvlc_analogy_laion", "split": "laion", "model": NO_MODEL_DIR}}
     assert sorted(toy["mining"]) == ["negclip-b0", "negclip-b1", "negclip-b2"]
     assert toy["parsing"]["cc3m"] == {"mined_by": ["tsvlc_rb", "tsvlc_unmask", "tsvlc_mix", "tsvlc_analogy"]}
-    assert mined_dir("negclip", "b1") == "negclip-b1" and mined_dir("tsvlc_mix", "b1") == "tsvlc_mix"
+    assert toy["parsing"]["laion"] == {"mined_by": ["tsvlc_mix_laion", "tsvlc_analogy_laion"]}
+    mine = toy["mine"]
+    assert mined_dir(mine, "negclip", "b1") == "negclip-b1" and mined_dir(mine, "tsvlc_mix", "b1") == "tsvlc_mix"
+    assert mined_dir(mine, "tsvlc_mix_laion", "b1") == "tsvlc_mix_laion"
 
 
 def test_combined_reads_negatives_and_positives_from_two_generators(toy):
@@ -57,10 +63,12 @@ def test_combined_reads_negatives_and_positives_from_two_generators(toy):
 
 
 def test_lr_from_shares_one_sweep_and_one_chain_rows_run_on_the_first_chain(toy):
-    assert sorted(toy["selections"]) == ["clip_ft-b0", "negclip-b0", "tsvlc_full-b0", "tsvlc_lora-b0"]
+    assert sorted(toy["selections"]) == ["clip_ft-b0", "negclip-b0", "tsvlc_full-b0", "tsvlc_lora-b0",
+                                         "tsvlc_scratch_clip-b0"]
     for name, v in toy["variants"].items():
         if v["method"].startswith("tsvlc_") and v["method"] != "tsvlc_full":
-            assert v["selection"] == "tsvlc_lora-b0", name
+            scratch = method_config(toy, v["method"]).init == "scratch"
+            assert v["selection"] == ("tsvlc_scratch_clip-b0" if scratch else "tsvlc_lora-b0"), name
     one_chain = {"tsvlc_rb", "tsvlc_llm", "tsvlc_pos", "tsvlc_noneg", "tsvlc_full"}
     for m in one_chain:
         assert [k for k, v in toy["variants"].items() if v["method"] == m] == [f"{m}-b0s0"]
@@ -102,3 +110,80 @@ def test_generator_reads_is_validated():
         "negclip": "base", "tsvlc_analogy": "none", "tsvlc_mix": "mlm", "tsvlc_rb": "none", "tsvlc_unmask": "mlm"}
     with pytest.raises(ValueError, match="reads='clip'"):
         Generator(dict, lambda *a, **k: {}, writes=("negatives",), reads="clip")
+
+
+# --- TSVLC Table 1(b)-(g): other base models, training from scratch, a mined dataset of a second corpus ---------
+
+
+def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_run(toy):
+    from vlcomp.config import chain_seed
+    from vlcomp.seeding import derive_seed
+    from vlcomp.train.recipes import base_loss, model_spec
+
+    bases = toy["bases"]
+    assert list(bases)[:3] == ["b0", "b1", "b2"] and bases["b0"] == {"seed": 0}  # the default chains unchanged
+    assert bases["vit-b0"] == {"seed": 0, "model": "vit", "arch": "toy-vit-p8",
+                               "benchmarks": ["vlchecklist", "zeroshot_elevater"]}
+    assert bases["cyclip-b0"]["loss"] == "cyclip" and "arch" not in bases["cyclip-b0"]
+    assert "vit-b1" not in bases  # its methods run on the first chain only
+    assert model_spec(toy, "vit-b0").arch == "toy-vit-p8" and model_spec(toy, "cyclip-b0").arch == toy["model"]["arch"]
+    assert model_spec(toy).arch == model_spec(toy, "b0").arch == toy["model"]["arch"]
+    assert base_loss(toy, "cyclip-b0") == "cyclip" and base_loss(toy, "b0") == "clip"
+    # the default chain's seed is as before; another base model of the chain draws its own stream
+    assert chain_seed(toy, "b0") == derive_seed(0, "base", 0)
+    assert chain_seed(toy, "vit-b0") == derive_seed(0, "base", 0, "vit") != chain_seed(toy, "cyclip-b0")
+    v = toy["variants"]["tsvlc_vit_rbllm-vit-b0s0"]
+    assert (v["base"], v["selection"]) == ("vit-b0", "tsvlc_lora-b0")  # LoRA rate swept once, on the default base
+    assert toy["variants"]["tsvlc_cyclip_combined-cyclip-b0s0"]["base"] == "cyclip-b0"
+    # a from-scratch CyCLIP row needs only the architecture: the default base's, no CyCLIP pretraining
+    assert toy["variants"]["tsvlc_cyclip_scratch-b0s0"]["base"] == "b0"
+    assert evaluation_benchmarks(toy, "clip", base="vit-b0") == ["vlchecklist", "zeroshot_elevater"]
+    assert evaluation_benchmarks(toy, "clip", base="b0") == toy["evaluate"]["benchmarks"]
+
+
+def test_a_per_chain_generator_on_another_base_is_mined_on_that_base(toy):
+    p = resolve_layers(toy, {"methods": {"negclip_vit": {**toy["methods"]["negclip"], "base_model": "vit"}},
+                             "seeds": {"negclip_vit": {"seeds": [0], "chains": "first"}}})
+    assert p["mining"]["negclip-vit-b0"] == {"generator": "negclip", "base": "vit-b0", "split": "coco_train"}
+    assert p["variants"]["negclip_vit-vit-b0s0"]["mined"] == "negclip-vit-b0"
+    assert p["selections"]["negclip_vit-vit-b0"]["base"] == "vit-b0"
+
+
+def test_bad_base_models_are_named(toy):
+    with pytest.raises(ValueError, match=r"methods.tsvlc_vit_rbllm.base_model='nope' is not a key of base_models"):
+        resolve_layers(toy, {"methods": {"tsvlc_vit_rbllm": {"base_model": "nope"}}})
+    with pytest.raises(ValueError, match=r"base_models.vit: unknown key\(s\) \['weight'\]"):
+        resolve_layers(toy, {"base_models": {"vit": {"weight": "x"}}})
+    with pytest.raises(ValueError, match=r"base_models.b3: a name must be alphanumeric and not look like a chain"):
+        resolve_layers(toy, {"base_models": {"b3": {}}})
+
+
+def test_scratch_methods_train_every_weight_at_one_rate(toy):
+    for name in ("tsvlc_scratch_clip", "tsvlc_scratch_combined", "tsvlc_vit_scratch_rbllm", "tsvlc_cyclip_scratch"):
+        m = method_config(toy, name)
+        assert m.init == "scratch" and m.model.lora is None and m.model.freeze == (), name
+    assert method_config(toy, "tsvlc_scratch_clip").lr_grid == (0.001,)
+    assert method_config(toy, "tsvlc_cyclip_scratch").loss == "cyclip"
+    assert method_config(toy, "tsvlc_cyclip_combined").loss_args == {"cyclic": [0.25, 0.25]}
+    bad = copy.deepcopy(toy)
+    bad["methods"]["tsvlc_scratch_clip"]["model"] = toy["methods"]["tsvlc_lora"]["model"]
+    with pytest.raises(ValueError, match="init=scratch with model.lora"):
+        method_config(bad, "tsvlc_scratch_clip")
+    bad["methods"]["tsvlc_scratch_clip"]["init"] = "warm"
+    with pytest.raises(ValueError, match="init='warm': must be one of base, scratch"):
+        method_config(bad, "tsvlc_scratch_clip")
+
+
+def test_a_mined_dataset_names_its_registered_generator(toy):
+    from vlcomp.config import generator_config, registered_generator
+
+    mine = toy["mine"]
+    assert registered_generator(mine, "tsvlc_mix_laion") == "tsvlc_mix" and registered_generator(mine, "negclip") == "negclip"
+    assert "generator" not in generator_config(mine, "tsvlc_mix_laion")
+    assert generator_config(mine, "tsvlc_mix_laion") | {"split": "cc3m"} == mine["tsvlc_mix"]
+    m = method_config(toy, "tsvlc_laion_combined")
+    assert sources(m) == {"tsvlc_mix_laion": ("negatives",), "tsvlc_analogy_laion": ("positives",)}
+    bad = copy.deepcopy(toy)
+    bad["mine"]["tsvlc_mix_laion"]["generator"] = "nope"
+    with pytest.raises(ValueError, match=r"generator='tsvlc_mix_laion': mine.tsvlc_mix_laion.generator='nope' is not a registered"):
+        method_config(bad, "tsvlc_laion_combined")

@@ -26,6 +26,10 @@ LABELS = {"tsvlc_lora": "CLIP+LoRA", "tsvlc_rb": "RB Neg", "tsvlc_llm": "LLM Neg
           "tsvlc_rbllm": "RB+LLM Negs", "tsvlc_pos": "Pos", "tsvlc_combined": "Combined",
           "tsvlc_noneg": "w/o Neg Loss", "tsvlc_full": "RB+LLM Negs, full FT"}
 LORA = {"towers": ["image", "text"], "rank": 4, "alpha": 1, "layers": ["attn", "mlp"]}
+#: Table 1(b)-(d) rows on chain b0 (ViT base model `vit`, from scratch); (e)-(g) not run here
+SECTION = {"tsvlc_vit_rbllm": ("ViT: RB+LLM Negs", "vit-b0", True), "tsvlc_scratch_clip": ("Scratch: CLIP", "b0", False),
+           "tsvlc_scratch_rbllm": ("Scratch: RB+LLM Negs", "b0", False),
+           "tsvlc_scratch_combined": ("Scratch: Combined", "b0", False)}
 
 
 def _params() -> dict:
@@ -33,14 +37,19 @@ def _params() -> dict:
                "negclip": {"paper": "aro", "label": "NegCLIP"}}
     methods |= {m: {"paper": "tsvlc", "label": lab, "model": {"lora": LORA} if m != "tsvlc_full" else {}}
                 for m, lab in LABELS.items()}
+    methods |= {m: {"paper": "tsvlc", "label": lab, "model": {"lora": LORA} if lora else {}, "init":
+                    "base" if lora else "scratch", **({"base_model": "vit"} if base == "vit-b0" else {})}
+                for m, (lab, base, lora) in SECTION.items()}
     variants = {}
     for m in ("clip_ft", "negclip", *THREE):
         variants |= {f"{m}-b{k}s0": {"method": m, "base": f"b{k}", "seed": 0} for k in BASES}
     variants |= {f"{m}-b0s0": {"method": m, "base": "b0", "seed": 0} for m in FIRST}
+    variants |= {f"{m}-{base}s0": {"method": m, "base": base, "seed": 0} for m, (_, base, _) in SECTION.items()}
     seeds = {m: [0] for m in ("clip_ft", "negclip", *THREE)}
-    seeds |= {m: {"seeds": [0], "chains": "first"} for m in FIRST}
-    return {"profile": "toy", "base": {"seed": 0}, "base_seeds": list(BASES), "bases": {f"b{k}": {"seed": k}
-                                                                                        for k in BASES},
+    seeds |= {m: {"seeds": [0], "chains": "first"} for m in (*FIRST, *SECTION)}
+    bases = {f"b{k}": {"seed": k} for k in BASES} | {"vit-b0": {"seed": 0, "model": "vit", "arch": "toy-vit-p8"}}
+    return {"profile": "toy", "base": {"seed": 0}, "base_seeds": list(BASES), "bases": bases,
+            "base_models": {"vit": {"arch": "toy-vit-p8"}, "cyclip": {"loss": "cyclip"}},
             "methods": methods, "variants": variants, "seeds": seeds,
             "mine": {"tsvlc_rb": {"split": "cc3m", "candidates": 3}, "tsvlc_unmask": {"split": "cc3m"},
                      "tsvlc_mix": {"split": "cc3m"}, "tsvlc_analogy": {"split": "cc3m"}},
@@ -59,7 +68,10 @@ def headline(method: str, k: int) -> tuple[float, float, float, float] | None:
              "tsvlc_combined": (c[0] + 0.02, c[1] + 0.03, c[2] + 0.05, 0.395),
              "tsvlc_rb": (0.81, 0.64, 0.62, 0.39), "tsvlc_llm": (0.815, 0.63, 0.61, 0.395),
              "tsvlc_noneg": (0.80, 0.60, 0.54, 0.39), "tsvlc_full": (0.78, 0.58, 0.52, 0.30),
-             "clip_ft": (0.79, 0.59, 0.54, 0.35), "negclip": (0.82, 0.62, 0.58, 0.36)}
+             "clip_ft": (0.79, 0.59, 0.54, 0.35), "negclip": (0.82, 0.62, 0.58, 0.36),
+             "clip_vit": (0.70, 0.55, 0.50, 0.30), "tsvlc_vit_rbllm": (0.72, 0.60, 0.58, 0.29),
+             "tsvlc_scratch_clip": (0.60, 0.52, 0.45, 0.10), "tsvlc_scratch_rbllm": (0.62, 0.56, 0.55, 0.09),
+             "tsvlc_scratch_combined": (0.61, 0.55, 0.52, 0.11)}
     return table.get(method)
 
 
@@ -92,11 +104,11 @@ def _items(method: str, k: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _write_model(root: Path, name: str, method: str, k: int, seed: int | None) -> None:
+def _write_model(root: Path, name: str, method: str, k: int, seed: int | None, base: str | None = None) -> None:
     folder = root / name
     (folder / "items").mkdir(parents=True)
     (folder / "metrics.json").write_text(json.dumps(metrics_of(method, k)))
-    (folder / "provenance.json").write_text(json.dumps({"model": name, "method": method, "base": f"b{k}",
+    (folder / "provenance.json").write_text(json.dumps({"model": name, "method": method, "base": base or f"b{k}",
                                                         "seed": seed, "profile": "toy",
                                                         "dvc_stage": f"evaluate@{name}"}))
     _items(method, k).to_parquet(folder / "items" / "vlchecklist.parquet", index=False)
@@ -141,6 +153,9 @@ def workspace(tmp_path_factory) -> Path:
     for m in FIRST:
         if m != "tsvlc_pos":  # Pos not evaluated yet
             _write_model(metrics, f"{m}-b0s0", m, 0, 0)
+    _write_model(metrics, "clip-vit-b0", "clip_vit", 0, None, "vit-b0")
+    for m, (_, base, _) in SECTION.items():
+        _write_model(metrics, f"{m}-{base}s0", m, 0, 0, base)
     (root / "params.yaml").write_text(yaml.safe_dump(_params()))
     _write_mined(root)
     return root
@@ -217,7 +232,8 @@ def test_t3_consistency_tables(ctx):
     assert list(printed.data["ZS agrees"]) == ["not in T1a", "NO", "NO", "yes", "yes"]
     check = toy.data.set_index("group")
     assert check.loc["Attribute", "max |avg - mean of subtypes|"] == pytest.approx(0.0, abs=1e-12)
-    assert check.loc["Relation", "models checked"] == 3 * 6 + 4  # 3 chains x (CLIP, 2 ARO, 3 TSVLC) + 4 on b0
+    # 3 chains x (CLIP, 2 ARO, 3 TSVLC) + 4 on b0 + the ViT base model and 4 Table 1(b)-(d) rows
+    assert check.loc["Relation", "models checked"] == 3 * 6 + 4 + 5
     assert not (printed.data["T3 Attribute mean of 5"].isna().any())
 
 
@@ -298,8 +314,52 @@ def test_ledger_and_checklist(ctx, tmp_path):
     assert set(pd.read_csv(tmp_path / "tables" / "claims_ledger.csv")["claim_held"]) == {"held", "not held"}
     check = R.checklist(ctx).data.set_index("artifact")
     assert check.loc["TSVLC-T1a", "status in this report"] == "rendered from the toy metrics"
-    assert check.loc["TSVLC-F4", "status in this report"].startswith("pending")
-    assert check.loc["TSVLC-T1c", "status in this report"].startswith("printed values only")
+    assert check.loc["TSVLC-F4", "status in this report"].startswith("rendered from the toy metrics")
+    assert check.loc["TSVLC-T1c", "status in this report"] == "rendered from the toy metrics"
+    assert check.loc["TSVLC-T1e", "status in this report"] == "rendered; toy values pending (not run yet)"
+
+
+def test_table1_sections_delta_against_their_own_baseline_on_the_same_chain(ctx, tmp_path):
+    b = R.t1_section(ctx, "TSVLC-T1b")
+    rel = b.data[(b.data["method"] == "tsvlc_vit_rbllm") & (b.data["column"] == "Relation")].iloc[0]
+    # against the ViT base model's evaluation (clip-vit-b0: 0.50), not CLIP's default base (0.55)
+    assert rel["mean"] == pytest.approx(0.58) and rel["delta_mean"] == pytest.approx(0.08) and rel["n"] == 1
+    assert rel["runs"] == "1 chain (b0)" and rel["paper_delta_text"] == "+15.6%"
+    assert _shown_row(b, "CLIP, base model vit")["Relation (toy, %)"] == "50.0"
+    assert _shown_row(b, "ViT: RB+LLM Negs")["Relation (toy, %)"] == "58.0 (Δ +8.0)"
+    assert _shown_row(b, "tsvlc_vit_combined")["runs"] == "not run (no such method in params)"
+    c = R.t1_section(ctx, "TSVLC-T1c")  # from scratch: against the from-scratch CLIP, not the pretrained base
+    comb = _shown_row(c, "Scratch: Combined")
+    assert comb["Relation (toy, %)"] == "52.0 (Δ +7.0)" and comb["Relation (paper)"] == "58.13% (+12.93%)"
+    assert _shown_row(c, "Scratch: CLIP")["21 ZS Tasks Avg (toy, %)"] == "10.0"
+    assert "section's first row" in c.notes[0]
+    g = R.t1_section(ctx, "TSVLC-T1g")
+    assert _shown_row(g, "CLIP")["runs"] == "3 chains (b0, b1, b2)"
+    html = R.show(tmp_path, "TSVLC-T1c", c)
+    assert not NAN.search(html) and (tmp_path / "tables" / "TSVLC-T1c.csv").exists()
+    # the default CLIP rows aggregate the default bases only
+    t1a = R.t1a(ctx)
+    assert _shown_row(t1a, "CLIP")["runs"] == "3 chains (b0, b1, b2)"
+
+
+def test_fig4_radar_draws_the_scratch_runs(ctx, tmp_path):
+    html = R.fig(ctx, tmp_path, "TSVLC-F4")
+    assert "Fig. 4: no value printed anywhere in the paper" in html and "Scratch: CLIP" in html
+    first = (tmp_path / "figures" / "TSVLC-F4.png").read_bytes()
+    R.fig(ctx, tmp_path, "TSVLC-F4")
+    assert (tmp_path / "figures" / "TSVLC-F4.png").read_bytes() == first
+    assert figures.toy_values(ctx.summ, "tsvlc_scratch_rbllm")[-1] == pytest.approx(0.55 - 0.03)
+
+
+def test_c4_compares_each_lora_row_with_its_own_base(ctx):
+    from vlcomp.reporting.papers.tsvlc.claims import reference_methods
+
+    refs = reference_methods(ctx.params)
+    assert refs["tsvlc_vit_rbllm"] == "clip_vit" and refs["tsvlc_rbllm"] == "clip"
+    _, table = R.ledger(ctx)
+    c4 = table.data[table.data["claim"] == "C4"]
+    vit = c4[c4["condition"].str.contains("CLIP, base model vit")]
+    assert len(vit) == 1 and vit["n"].iloc[0] == 1  # ViT: RB+LLM 0.29 vs its base's 0.30: within 2 points
 
 
 def test_an_empty_workspace_reads_not_run_everywhere(tmp_path):
@@ -328,11 +388,11 @@ def test_notebook_renders_on_the_fake_workspace(workspace, tmp_path):
     html = render_report(NOTEBOOK, out, params).read_text()
     assert "Traceback" not in html and "TSVLC-T1a" in html and not NAN.search(
         re.sub(r"<[^>]+>", " ", html.split("<body", 1)[-1]).replace("data:image", ""))
-    for name in ("artifact_checklist", "claims_ledger", "TSVLC-T1a", "TSVLC-T1b-g", "TSVLC-T2", "TSVLC-T3",
+    for name in ("artifact_checklist", "claims_ledger", "TSVLC-T1a", "TSVLC-T1b", "TSVLC-T1g", "TSVLC-T2", "TSVLC-T3",
                  "TSVLC-T3_vs_T1a", "TSVLC-S1", "TSVLC-S2_word_lists", "TSVLC-S2_tsvlc_rb", "TSVLC-S3",
                  "TSVLC-S4_1", "provenance"):
         assert (out / "tables" / f"{name}.csv").exists(), name
-    assert (out / "figures" / "TSVLC-F3.png").exists()
+    assert (out / "figures" / "TSVLC-F3.png").exists() and (out / "figures" / "TSVLC-F4.png").exists()
     assert "No output of <code>generate@tsvlc_unmask</code>" in html
     first = (out / "index.html").read_bytes()
     render_report(NOTEBOOK, out, params)
@@ -355,7 +415,7 @@ def test_notebook_paper_profile_says_not_run(tmp_path):
                                          "params_path": str(tmp_path / "params.yaml")}).read_text()
     assert "Traceback" not in html and "not run in this profile" in html
     status = pd.read_csv(out / "tables" / "tsvlc_methods.csv")
-    assert len(status) == 8 and set(status["status"]) == {TP.NOT_RUN}
+    assert len(status) == 8 + len(SECTION) and set(status["status"]) == {TP.NOT_RUN}
     released = pd.read_csv(out / "tables" / "tsvlc_released.csv")
     row = released[(released["metric_key"] == "vlchecklist/object/avg") & (released["model"] == "tsvlc")
                    & (released["artifact"] == "TSVLC-T1a")].iloc[0]

@@ -32,10 +32,12 @@ def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
     return inputs
 
 
-def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None) -> list[str]:
+def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, base: str | None = None) -> list[str]:
     """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known. With
     ``method``, that method's own subset where ``methods.<method>.benchmarks`` names one (an ablation row scored on
-    its paper's benchmarks only), kept in ``evaluate.benchmarks``' order; a name outside it is an error."""
+    its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
+    (another base model's, ``base_models.<kind>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
+    outside it is an error."""
     from ..benchmarks import benchmarks_named
 
     names = (params.get("evaluate") or {}).get("benchmarks")
@@ -46,10 +48,13 @@ def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None) 
     except ValueError as e:
         raise ValueError(f"params evaluate.benchmarks: {e}") from None
     own = ((params.get("methods") or {}).get(method) or {}).get("benchmarks") if method else None
+    where = f"methods.{method}.benchmarks"
+    if own is None and base is not None:
+        own, where = ((params.get("bases") or {}).get(base) or {}).get("benchmarks"), f"bases.{base}.benchmarks"
     if own is None:
         return list(names)
     if not isinstance(own, list) or not own or any(n not in names for n in own):
-        raise ValueError(f"params: methods.{method}.benchmarks={own!r} must be a non-empty subset of "
+        raise ValueError(f"params: {where}={own!r} must be a non-empty subset of "
                          f"evaluate.benchmarks ({', '.join(names)})")
     return [n for n in names if n in own]
 

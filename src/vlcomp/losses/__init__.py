@@ -12,7 +12,7 @@ from ..registry import Registry
 
 LOSSES: Registry = Registry("loss")
 
-from . import clip, negclip, tsvlc  # noqa: E402,F401  (registration)
+from . import clip, cyclip, negclip, tsvlc  # noqa: E402,F401  (registration)
 
 
 def get_loss(name: str, **kwargs):

@@ -49,6 +49,9 @@ batch mean, which is exactly ``contrastive_loss + 1 · negatives_loss + 1 · ana
 (in the paper's sum notation: contrastive weight ½, α = 1, β = ½). No weights are applied here; a method config
 scales terms with its ``loss_weights`` elsewhere.
 
+``cyclic`` (λ₁, λ₂), when given, adds CyCLIP's two cyclic-consistency terms over the image rows and their captions
+(:func:`vlcomp.losses.cyclip.cyclic_terms`): TSVLC on CyCLIP (Table 1e-f) adds "all extra CyCLIP losses" to Eq. 6.
+
 Deviation (catalog §5.6): the reference's L_neg and L_pos are local to each GPU (128 rows) while L_cont is
 global; here every term sees the global batch. L_neg is per row, so only its averaging can differ; the analogy
 softmax runs over the global batch's positives.
@@ -63,6 +66,7 @@ from torch import nn
 from ..train.batch import Features
 from . import LOSSES
 from .clip import image_captions
+from .cyclip import check_weights, cyclic_terms
 
 DIRECTIONS = ("repo", "paper")
 
@@ -70,17 +74,18 @@ DIRECTIONS = ("repo", "paper")
 @LOSSES.register("tsvlc")
 class TsvlcLoss(nn.Module):
     def __init__(self, negatives_in_contrastive: bool = False, negatives_loss: bool = True,
-                 analogy_direction: str = "repo") -> None:
+                 analogy_direction: str = "repo", cyclic: list | tuple | None = None) -> None:
         super().__init__()
         if analogy_direction not in DIRECTIONS:
             raise ValueError(f"tsvlc loss: analogy_direction={analogy_direction!r}; expected one of {DIRECTIONS}")
         self.negatives_in_contrastive = bool(negatives_in_contrastive)
         self.negatives_loss = bool(negatives_loss)
         self.analogy_direction = analogy_direction
+        self.cyclic = None if cyclic is None else check_weights(cyclic, "tsvlc")
 
     def extra_repr(self) -> str:
         return (f"negatives_in_contrastive={self.negatives_in_contrastive}, negatives_loss={self.negatives_loss}, "
-                f"analogy_direction={self.analogy_direction!r}")
+                f"analogy_direction={self.analogy_direction!r}, cyclic={self.cyclic}")
 
     def forward(self, f: Features) -> dict[str, torch.Tensor]:
         images, captions = image_captions(f, "tsvlc")
@@ -115,6 +120,8 @@ class TsvlcLoss(nn.Module):
         if positives is not None:
             pos, valid = positives
             out["analogy_loss"] = self._analogy(scale, images, captions, pos, valid)
+        if self.cyclic is not None:
+            out |= cyclic_terms(images, captions, self.cyclic)
         return out
 
     def _analogy(self, scale: torch.Tensor, images: torch.Tensor, captions: torch.Tensor, pos: torch.Tensor,

@@ -1,10 +1,13 @@
 """Fine-tuning methods: ``methods.<name>`` in params.yaml, one entry per method, each naming
 
-- ``generator``: the ``mine@<generator>`` output it trains on (a name of ``vlcomp.generators.GENERATORS``);
+- ``generator``: the mined dataset it trains on (a key of ``mine``, whose generator, ``mine.<name>.generator`` or the
+  name itself, is a name of ``vlcomp.generators.GENERATORS``; stage ``mine@`` / ``generate@``);
 - ``loss`` (a name of ``vlcomp.losses.LOSSES``), ``loss_args`` (its constructor's keywords) and ``loss_weights``
   (term name -> weight; a term not listed has weight 1);
 - ``batch``: its batch composition (:class:`BatchConfig`: which rows, K negatives, P positives, hard images);
 - ``model``: its model modifiers (:class:`ModelModifiers`: frozen towers, LoRA adapters on either tower);
+- ``base_model`` and ``init``: which base it starts from (a key of ``base_models``; default the chain's own base)
+  and whether from its weights (``base``) or from a random initialisation of its architecture (``scratch``);
 - ``paper`` and ``label``: where the reports put it and what they call it.
 
 ``variants.<name>`` is one run of a method: ``{method, base, seed, generator}`` on chain ``base`` (``generator``
@@ -27,6 +30,9 @@ from ..models.lora import LoraSpec
 from ..models.towers import FREEZABLE
 
 ROW_RULES = ("all", "with_negatives")
+INITS = ("base", "scratch")
+"""``methods.<m>.init``: fine-tune the base model, or train its architecture from a random initialisation (TSVLC's
+Table 1c/d/f rows "trained from scratch")."""
 
 
 @dataclass(frozen=True)
@@ -120,8 +126,14 @@ class MethodConfig:
     sweep_epochs: float | None = None  # overrides finetune.sweep_epochs
     lr_grid: tuple[float, ...] | None = None  # overrides finetune.lr_grid (LoRA adapters want larger rates)
     benchmarks: tuple[str, ...] | None = None  # the benchmarks its runs are scored on (None: evaluate.benchmarks)
+    base_model: str | None = None  # a key of base_models: start from that base instead of the chain's default one
+    init: str = "base"  # "base": from the base model's weights; "scratch": its architecture, randomly initialised
 
     def __post_init__(self) -> None:
+        if self.init not in INITS:
+            raise ValueError(f"init={self.init!r}: must be one of {', '.join(INITS)}")
+        if self.init == "scratch" and self.model.lora is not None:
+            raise ValueError("init=scratch with model.lora: a run from scratch trains every weight (no adapters)")
         if self.lr_grid is not None and (not self.lr_grid or any(
                 isinstance(v, bool) or not isinstance(v, int | float) or not v > 0 for v in self.lr_grid)):
             raise ValueError(f"lr_grid={self.lr_grid!r}: must list positive learning rates (or be null)")
@@ -157,22 +169,29 @@ def method_config(params: dict[str, Any], name: str) -> MethodConfig:
     batch = build(BatchConfig, raw.pop("batch", None), f"{where}.batch")
     model = model_modifiers(raw.pop("model", None), f"{where}.model")
     cfg = build(MethodConfig, {**raw, "batch": batch, "model": model}, where)
+    from ..config import registered_generator
     from ..generators import GENERATORS
     from ..losses import LOSSES
 
     if cfg.loss not in LOSSES:
         raise ValueError(f"params: {where}.loss={cfg.loss!r} is not a registered loss; known: {LOSSES.names()}")
-    if cfg.generator not in GENERATORS:
-        raise ValueError(f"params: {where}.generator={cfg.generator!r} is not a registered generator; "
-                         f"known: {GENERATORS.names()}")
-    if cfg.positives_from is not None and cfg.positives_from not in GENERATORS:
-        raise ValueError(f"params: {where}.positives_from={cfg.positives_from!r} is not a registered generator; "
-                         f"known: {GENERATORS.names()}")
+    mine = params.get("mine") or {}
+    for key, name in (("generator", cfg.generator), ("positives_from", cfg.positives_from)):
+        if name is None:
+            continue
+        registered = registered_generator(mine, name)
+        if registered not in GENERATORS:
+            what = f"{key}={name!r}" + (f": mine.{name}.generator={registered!r}" if registered != name else "")
+            raise ValueError(f"params: {where}.{what} is not a registered generator; known: {GENERATORS.names()}")
     for gen, needs in sources(cfg).items():
-        missing = [k for k in needs if k not in GENERATORS.get(gen).writes]
+        writes = GENERATORS.get(registered_generator(mine, gen)).writes
+        missing = [k for k in needs if k not in writes]
         if missing:
             raise ValueError(f"params: {where}.batch needs {missing} from generator {gen!r}, which does not write "
-                             f"them (it writes {list(GENERATORS.get(gen).writes)})")
+                             f"them (it writes {list(writes)})")
+    if cfg.base_model is not None and cfg.base_model not in (params.get("base_models") or {}):
+        raise ValueError(f"params: {where}.base_model={cfg.base_model!r} is not a key of base_models "
+                         f"({', '.join(params.get('base_models') or {}) or 'none'})")
     if cfg.lr_from is not None and cfg.lr_from not in methods:
         raise ValueError(f"params: {where}.lr_from={cfg.lr_from!r} is not a method; known: {', '.join(sorted(methods))}")
     for term, w in cfg.loss_weights.items():
@@ -211,7 +230,8 @@ def variant_config(params: dict[str, Any], name: str) -> VariantConfig:
                          f"{swept!r} (selections: {', '.join(params.get('selections') or {}) or 'none'})")
     from ..config import mined_dir
 
-    expected = (mined_dir(v.generator, v.base), mined_dir(m.positives_from or v.generator, v.base))
+    mine = params.get("mine") or {}
+    expected = (mined_dir(mine, v.generator, v.base), mined_dir(mine, m.positives_from or v.generator, v.base))
     if (v.mined, v.mined_positives) != expected:
         raise ValueError(f"params: variants.{name}: mined={v.mined!r}, mined_positives={v.mined_positives!r}, expected "
                          f"{expected[0]!r}, {expected[1]!r} (generator {v.generator!r}, positives from "

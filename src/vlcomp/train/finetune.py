@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -95,7 +95,11 @@ def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg
     """Fine-tune ``base`` on ``data`` with ``method``. The keyword options go to :func:`vlcomp.train.loop.train`
     (checkpoints and resume, device, mixed precision); their defaults train exactly as before they existed. The
     returned model is a plain open_clip model (a method's LoRA adapters merged), what ``model.pt`` holds."""
-    model = apply_modifiers(create_model(base), method, seed=derive_seed(seed, "finetune-lora", stream))
+    if method.init == "scratch":  # the base's architecture, randomly initialised (Table 1c/d/f of TSVLC)
+        model = create_model(replace(base, weights=None), init_seed=derive_seed(seed, "finetune-init", stream))
+    else:
+        model = create_model(base)
+    model = apply_modifiers(model, method, seed=derive_seed(seed, "finetune-lora", stream))
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     sampler = make_sampler(data.rows, method, tcfg.batch_size, data.mined)
     history = train(model, tokenizer, data.split.images, sampler, make_loss(method), tcfg,
@@ -107,11 +111,15 @@ def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg
 def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: FinetuneConfig, seed: int,
               name: str, on_result: Callable | None = None, *, device: str | torch.device = "cpu") -> dict:
     """Train one short run per LR of the grid and keep the LR with the best validation mean R@1 (training and
-    validation encoding on ``device``)."""
+    validation encoding on ``device``). A grid of one rate is that rate, with no run (``grid`` empty)."""
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     results = {}
     sweep_epochs = method.sweep_epochs or cfg.sweep_epochs
-    for lr in method.lr_grid or cfg.lr_grid:
+    grid = method.lr_grid or cfg.lr_grid
+    if len(grid) == 1:
+        return {"method": name, "grid": {}, "selected_lr": float(grid[0]), "criterion": "the grid's only rate",
+                "sweep_epochs": 0}
+    for lr in grid:
         model, _ = finetune_one(base, data, method, cfg.train_config(lr, sweep_epochs), seed, f"lr-sweep/{name}/{lr}",
                                 device=device)
         metrics = val_retrieval(model.to(device), tokenizer, data.val.images, data.val.captions())

@@ -72,10 +72,18 @@ def resolve_base(spec: ModelSpec) -> torch.nn.Module:
                          f"state-dict file ({e})") from None
 
 
-def base_model(params, world: str, *, seed: int = 0, on_log=None) -> tuple[torch.nn.Module, list[dict], str]:
+def base_model(params, world: str, *, base: str | None = None, seed: int = 0, on_log=None
+               ) -> tuple[torch.nn.Module, list[dict], str]:
     """Stage ``pretrain@<base>`` (the toy profile's signature): ``(resolved model, empty history, "resolved:
-    <weights>")``; ``world``, ``seed`` and ``on_log`` are unused, since nothing is trained."""
+    <weights>")``; ``world``, ``seed`` and ``on_log`` are unused, since nothing is trained. Another base model
+    (``base_models``: TSVLC's ViT-B/16 and CyCLIP R50 rows) has no released weights configured here yet: an error
+    naming it."""
+    from ...config import section
     from ...train.recipes import model_spec
 
+    kind = section(params, f"bases.{base}").get("model") if base is not None else None
+    if kind:
+        raise ValueError(f"params: bases.{base} is base model {kind!r}; the paper profile resolves only model.weights "
+                         "(no released weights are configured for base_models yet)")
     spec = model_spec(params)
     return resolve_base(spec), [], f"resolved: {spec.weights}"

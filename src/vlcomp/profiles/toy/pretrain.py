@@ -14,15 +14,17 @@ from ...seeding import derive_seed, np_rng
 from ...text.tokenizer import get_tokenizer
 from ...train.data import BatchSampler, rows_from_annotations
 from ...train.loop import train
-from ...train.recipes import model_spec, train_config
+from ...train.recipes import base_loss, model_spec, train_config
 from ...world import Split
 
 
-def base_model(params: Mapping[str, Any], world: str, *, seed: int,
+def base_model(params: Mapping[str, Any], world: str, *, base: str, seed: int,
                on_log: Callable[[int, dict], None] | None = None) -> tuple[nn.Module, list[dict], str]:
-    """``(model, history, trained_on)``: the CLIP loss over ``pretrain.split`` with the recipe of ``pretrain``,
-    initialised and batched from seeds derived from ``seed`` (the chain's, :func:`vlcomp.config.chain_seed`)."""
-    spec = model_spec(params)
+    """``(model, history, trained_on)``: base ``base``'s architecture trained with its loss (the CLIP loss, or
+    another base model's, e.g. CyCLIP's: :func:`vlcomp.train.recipes.base_loss`) over ``pretrain.split`` with the
+    recipe of ``pretrain``, initialised and batched from seeds derived from ``seed`` (the chain's,
+    :func:`vlcomp.config.chain_seed`)."""
+    spec = model_spec(params, base)
     pcfg = dict(section(params, "pretrain"))
     split_name = pcfg.pop("split")
     cfg = train_config(pcfg, "pretrain")
@@ -31,5 +33,5 @@ def base_model(params: Mapping[str, Any], world: str, *, seed: int,
     tokenizer = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
     model = create_model(spec, init_seed=derive_seed(seed, "pretrain", "init"))
     history = train(model, tokenizer, split.images, BatchSampler(rows, cfg.batch_size, together=split.twins()),
-                    get_loss("clip"), cfg, np_rng(seed, "pretrain", "batches"), on_log=on_log)
+                    get_loss(base_loss(params, base)), cfg, np_rng(seed, "pretrain", "batches"), on_log=on_log)
     return model, history, split_name

@@ -7,7 +7,7 @@ The package registers the paper (catalog ``tsvlc.md``) and holds everything ``no
   check;
 - :mod:`.claims`: the claims ledger's C1-C5 and their thresholds (the entry's ``claims``);
 - :mod:`.tables`, :mod:`.figures`, :mod:`.examples`: the toy report's tables (mean ± sd over whole-chain runs,
-  deltas against CLIP of the same chain, next to the printed value), the Fig. 3 radar, and the word lists,
+  deltas against CLIP of the same chain, next to the printed value), the Fig. 3 and Fig. 4 radars, and the word lists,
   generated negatives / positives and qualitative VL-CheckList items;
 - :mod:`.toy`: the toy-profile sections' entry points; :mod:`.paper`: the paper profile's (no TSVLC training
   yet);
@@ -24,10 +24,13 @@ NAME = "tsvlc"
 #: The methods of params the report compares, in the report's order (Table 1a, then Table 3 / Table 2, then
 #: C5).
 METHODS = ("tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm", "tsvlc_combined", "tsvlc_pos", "tsvlc_noneg",
-           "tsvlc_full")
-#: The catalog IDs the report renders (T1b-T1g: printed values with a "not yet reproduced" status).
+           "tsvlc_full", "tsvlc_vit_rbllm", "tsvlc_vit_combined", "tsvlc_scratch_clip", "tsvlc_scratch_rbllm",
+           "tsvlc_scratch_combined", "tsvlc_vit_scratch_clip", "tsvlc_vit_scratch_rbllm", "tsvlc_vit_scratch_combined",
+           "tsvlc_cyclip_lora", "tsvlc_cyclip_combined", "tsvlc_cyclip_scratch", "tsvlc_cyclip_scratch_combined",
+           "tsvlc_laion_lora", "tsvlc_laion_combined")
+#: The catalog IDs the report renders.
 ARTIFACTS = ("TSVLC-T1a", "TSVLC-T1b", "TSVLC-T1c", "TSVLC-T1d", "TSVLC-T1e", "TSVLC-T1f", "TSVLC-T1g",
-             "TSVLC-T2", "TSVLC-T3", "TSVLC-F3", "TSVLC-S1", "TSVLC-S2", "TSVLC-S3", "TSVLC-S4")
+             "TSVLC-T2", "TSVLC-T3", "TSVLC-F3", "TSVLC-F4", "TSVLC-S1", "TSVLC-S2", "TSVLC-S3", "TSVLC-S4")
 
 PAPERS.add(NAME, Paper(
     name=NAME,

@@ -3,9 +3,9 @@ printed.
 
 Every cell keeps the exact printed text (``"80.93%"``, ``"+6.6%"``, ``"+11.05"``: Table 1d prints three deltas
 without a ``%``) and parses it to a fraction (``80.93%`` -> ``0.8093``), the unit of the toy metrics. Each
-printed row names the toy method it stands for (a ``methods`` key of params, ``clip`` for the un-fine-tuned
-base), or None where the toy has no counterpart yet (second architecture, from-scratch, CyCLIP, LAION: a later
-change).
+printed row names the toy method it stands for (a ``methods`` key of params; ``clip`` for the chains' un-fine-tuned
+default base, ``clip_vit`` / ``clip_cyclip`` for the other base models' un-fine-tuned evaluations,
+:func:`vlcomp.config.base_method`), or None where the toy has no counterpart.
 
 :func:`table3_check` is the catalog's Table-3-vs-Table-1a consistency check (§4.4, [DERIVED]): Table 3's mean
 of the 5 Attribute subtypes and of the 2 Relation subtypes against Table 1a's Attribute and Relation, and the
@@ -114,34 +114,34 @@ TABLE1: tuple[Row, ...] = (
         ("85.09%", "+3.50%"), ("73.90%", "+6.30%"), ("78.72%", "+15.67%"), ("54.66%", "-1.71%")),
     _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP + Ours Combined", True, "ViT-B/32", "tsvlc_combined",
         ("85.00%", "+3.42%"), ("71.97%", "+4.37%"), ("68.95%", "+5.90%"), ("54.77%", "-1.60%")),
-    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP [57]", True, "ViT-B/16", None, "82.91%", "67.32%", "61.80%",
+    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP [57]", True, "ViT-B/16", "clip_vit", "82.91%", "67.32%", "61.80%",
         "60.00%"),
-    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP + Ours RB+LLM Negs", True, "ViT-B/16", None, ("85.82%", "+2.91%"),
+    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP + Ours RB+LLM Negs", True, "ViT-B/16", "tsvlc_vit_rbllm", ("85.82%", "+2.91%"),
         ("73.92%", "+6.6%"), ("77.40%", "+15.6%"), ("59.37%", "-0.63%")),
-    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP + Ours Combined", True, "ViT-B/16", None, ("84.75%", "+1.84%"),
+    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP + Ours Combined", True, "ViT-B/16", "tsvlc_vit_combined", ("84.75%", "+1.84%"),
         ("71.18%", "+3.86%"), ("69.68%", "+7.88%"), ("59.87%", "-0.13%")),
-    _t1("TSVLC-T1c", "(c)", "CC3M", "CLIP", False, "ViT-B/32", None, "71.17%", "57.86%", "45.20%", "21.96%"),
-    _t1("TSVLC-T1c", "(c)", "CC3M", "CLIP + Ours Combined", False, "ViT-B/32", None, ("71.79%", "+0.62%"),
+    _t1("TSVLC-T1c", "(c)", "CC3M", "CLIP", False, "ViT-B/32", "tsvlc_scratch_clip", "71.17%", "57.86%", "45.20%", "21.96%"),
+    _t1("TSVLC-T1c", "(c)", "CC3M", "CLIP + Ours Combined", False, "ViT-B/32", "tsvlc_scratch_combined", ("71.79%", "+0.62%"),
         ("63.29%", "+5.43%"), ("58.13%", "+12.93%"), ("20.96%", "-1.00%")),
-    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP [57]", False, "ViT-B/16", None, "64.01%", "54.27%", "41.57%",
+    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP [57]", False, "ViT-B/16", "tsvlc_vit_scratch_clip", "64.01%", "54.27%", "41.57%",
         "15.49%"),
-    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP + Ours RB+LLM Negs", False, "ViT-B/16", None, ("73.11%", "+9.1%"),
+    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP + Ours RB+LLM Negs", False, "ViT-B/16", "tsvlc_vit_scratch_rbllm", ("73.11%", "+9.1%"),
         ("65.32%", "+11.05"), ("71.93%", "+30.36"), ("20.78%", "+5.29%")),
-    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP + Ours Combined", False, "ViT-B/16", None, ("72.99%", "+8.98%"),
+    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP + Ours Combined", False, "ViT-B/16", "tsvlc_vit_scratch_combined", ("72.99%", "+8.98%"),
         ("63.01%", "+8.74%"), ("62.95%", "+21.38"), ("20.61%", "+5.12%")),
-    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP [19]", True, "R50", None, "73.49%", "59.33%", "53.83%", "26.00%"),
-    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP + LoRA", True, "R50", None, ("73.30%", "-0.19%"),
+    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP [19]", True, "R50", "clip_cyclip", "73.49%", "59.33%", "53.83%", "26.00%"),
+    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP + LoRA", True, "R50", "tsvlc_cyclip_lora", ("73.30%", "-0.19%"),
         ("58.89%", "-0.44%"), ("53.03%", "-0.80%"), ("26.30%", "+0.30%")),
-    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP + Ours Combined", True, "R50", None, ("74.20%", "+0.71%"),
+    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP + Ours Combined", True, "R50", "tsvlc_cyclip_combined", ("74.20%", "+0.71%"),
         ("63.52%", "+4.20%"), ("59.47%", "+5.63%"), ("26.31%", "+0.31%")),
-    _t1("TSVLC-T1f", "(f)", "CC3M", "CyCLIP", False, "R50", None, "69.41%", "57.59%", "53.70%", "21.02%"),
-    _t1("TSVLC-T1f", "(f)", "CC3M", "CyCLIP + Ours Combined", False, "R50", None, ("71.50%", "+2.09%"),
+    _t1("TSVLC-T1f", "(f)", "CC3M", "CyCLIP", False, "R50", "tsvlc_cyclip_scratch", "69.41%", "57.59%", "53.70%", "21.02%"),
+    _t1("TSVLC-T1f", "(f)", "CC3M", "CyCLIP + Ours Combined", False, "R50", "tsvlc_cyclip_scratch_combined", ("71.50%", "+2.09%"),
         ("65.69%", "+8.10%"), ("70.20%", "+16.50%"), ("20.44%", "-0.42%")),
-    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP [57]", True, "ViT-B/32", None, "81.58%", "67.6%", "63.05%",
+    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP [57]", True, "ViT-B/32", "clip", "81.58%", "67.6%", "63.05%",
         "56.37%"),
-    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP + LoRA", True, "ViT-B/32", None, ("82.18%", "+0.60%"),
+    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP + LoRA", True, "ViT-B/32", "tsvlc_laion_lora", ("82.18%", "+0.60%"),
         ("68.48%", "+0.88%"), ("62.72%", "-0.33%"), ("57.15%", "+0.78%")),
-    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP + Ours Combined", True, "ViT-B/32", None, ("82.54%", "+0.96%"),
+    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP + Ours Combined", True, "ViT-B/32", "tsvlc_laion_combined", ("82.54%", "+0.96%"),
         ("69.64%", "+2.04%"), ("66.05%", "+3.00%"), ("56.71%", "+0.34%")),
 )
 
@@ -177,14 +177,23 @@ TABLE3: tuple[Row, ...] = (
         "63.20%", "54.77%"),
 )
 
-#: Table 1's sections the toy does not run yet, and why (TSVLC-T1b..T1g).
-PENDING_SECTIONS: dict[str, str] = {
-    "TSVLC-T1b": "second architecture (ViT-B/16 stand-in): not yet reproduced",
-    "TSVLC-T1c": "training from scratch (no LoRA, 10 epochs): not yet reproduced",
-    "TSVLC-T1d": "second architecture, from scratch: not yet reproduced",
-    "TSVLC-T1e": "CyCLIP base (its cyclic losses + LoRA): not yet reproduced",
-    "TSVLC-T1f": "CyCLIP from scratch: not yet reproduced",
-    "TSVLC-T1g": "LAION fine-tuning corpus: not yet reproduced",
+#: Table 1's sections and the toy setting that stands for each (TSVLC-T1a..T1g): (title, what the toy runs).
+SECTIONS: dict[str, tuple[str, str]] = {
+    "TSVLC-T1a": ("CC3M, LoRA fine-tuning, ViT-B/32", "the chains' default base (toy-rn16), LoRA on the cc3m twin"),
+    "TSVLC-T1b": ("CC3M, LoRA fine-tuning, ViT-B/16",
+                  "a second architecture (base model `vit`: toy-vit-p8, pretrained like the default base), LoRA "
+                  "on the cc3m twin"),
+    "TSVLC-T1c": ("CC3M, from scratch, ViT-B/32",
+                  "the default architecture randomly initialised, every weight trained on the cc3m twin for "
+                  "twice the fine-tuning length, no LoRA"),
+    "TSVLC-T1d": ("CC3M, from scratch, ViT-B/16", "as (c) on the second architecture (toy-vit-p8)"),
+    "TSVLC-T1e": ("CC3M, LoRA fine-tuning, CyCLIP R50",
+                  "base model `cyclip`: the default architecture pretrained with CyCLIP's cyclic losses added; "
+                  "LoRA with the same losses added"),
+    "TSVLC-T1f": ("CC3M, from scratch, CyCLIP R50", "as (c) with CyCLIP's cyclic losses added"),
+    "TSVLC-T1g": ("LAION, LoRA fine-tuning, ViT-B/32",
+                  "the default base, LoRA on the laion twin (a noisier web corpus), its own RB+LLM negatives and "
+                  "positives"),
 }
 
 

@@ -44,15 +44,16 @@ def delta_key(key: str) -> str:
 
 def with_delta_vs_base(long: pd.DataFrame, keys: Iterable[str]) -> pd.DataFrame:
     """``long`` plus, for every fine-tuned model (a fine-tuning seed) and each of ``keys`` it has,
-    :func:`delta_key` = its value minus that of its chain's base model (same ``base``), so a delta's spread
-    over chains is computed like any other metric's. A model whose chain's base model lacks the key gets
-    none."""
+    :func:`delta_key` = its value minus that of its base's un-fine-tuned model (same ``base``: ``clip-b<k>``, or
+    ``clip-vit-b0`` for a run on another base model), so a delta's spread over chains is computed like any other
+    metric's. A model whose base model lacks the key gets none."""
     keys = list(keys)
     sub = long[long["key"].isin(keys)]
-    base = {(b, k): v for b, k, v, m in zip(sub["base"], sub["key"], sub["value"], sub["method"], strict=True)
-            if m == BASE_METHOD}
+    is_base = (sub["seed"] == "") & (sub["base"] != "")
+    base = {(b, k): v for b, k, v in zip(sub.loc[is_base, "base"], sub.loc[is_base, "key"], sub.loc[is_base, "value"],
+                                         strict=True)}
     rows = []
-    for r in sub[sub["method"] != BASE_METHOD].to_dict("records"):
+    for r in sub[~is_base].to_dict("records"):
         ref = base.get((r["base"], r["key"]))
         if ref is not None and r["seed"] != "":
             rows.append({**r, "key": delta_key(r["key"]), "value": r["value"] - ref})
@@ -174,10 +175,34 @@ def table_t3(long, summ, methods: Methods) -> pd.DataFrame:
     return paper_table(long, summ, methods, t3_rows(), P.T3_COLUMNS, {"artifact": "TSVLC-T3"}, deltas=False)
 
 
-def table_pending() -> pd.DataFrame:
-    """TSVLC-T1b..T1g: the printed sections with their status (not yet reproduced), no toy numbers."""
-    rows = [r for r in P.TABLE1 if r.artifact in P.PENDING_SECTIONS]
-    return P.printed_frame(rows, P.T1_COLUMNS, P.PENDING_SECTIONS)
+def section_deltas(long: pd.DataFrame, method: str, baseline: str, key: str) -> list[float]:
+    """Per chain, ``method``'s ``key`` minus the section baseline's on the same chain (same base seed: a run on
+    base ``vit-b0`` pairs with ``clip-vit-b0`` or a from-scratch baseline of chain b0), in base-seed order."""
+    sub = long[long["key"] == key]
+    ref = {}
+    for bs, v in zip(sub.loc[sub["method"] == baseline, "base_seed"], sub.loc[sub["method"] == baseline, "value"],
+                     strict=True):
+        ref.setdefault(bs, float(v))
+    rows = sub[sub["method"] == method]
+    return [float(v) - ref[bs] for bs, v in sorted(zip(rows["base_seed"], rows["value"], strict=True),
+                                                   key=lambda t: str(t[0])) if bs in ref]
+
+
+def table_t1_section(long, summ, methods: Methods, artifact: str) -> pd.DataFrame:
+    """TSVLC-T1b..T1g: one section of Table 1, its rows' toy values next to the printed ones; deltas against the
+    section's first row (its baseline, as the paper's), paired per chain (:func:`section_deltas`)."""
+    rows = [(r.method, r, "") for r in P.rows_of(P.TABLE1, artifact)]
+    title, toy = P.SECTIONS[artifact]
+    df = paper_table(long, summ, methods, rows, P.T1_COLUMNS, {"artifact": artifact}, deltas=False)
+    baseline = rows[0][0]
+    for i, r in df.iterrows():
+        if r["method"] == baseline or math.isnan(r["mean"]):
+            continue
+        d = section_deltas(long, r["method"], baseline, r["metric_key"])
+        if d:
+            df.at[i, "delta_mean"] = float(np.mean(d))
+            df.at[i, "delta_spread"] = float(np.std(d, ddof=1)) if len(d) > 1 else math.nan
+    return df
 
 
 def toy_aggregation_check(long: pd.DataFrame) -> pd.DataFrame:

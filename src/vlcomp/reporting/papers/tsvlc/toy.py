@@ -66,9 +66,12 @@ class ReportContext:
 
     @property
     def all_methods(self) -> Methods:
-        """The TSVLC methods, then the cross-evaluated ARO ones (labels of both)."""
+        """The TSVLC methods, then the cross-evaluated ARO ones, then the other base models' un-fine-tuned
+        evaluations (``clip_vit``, ``clip_cyclip``: Table 1b / 1e's first rows); labels of all."""
         aro = methods_of(self.params, "aro")
-        return Methods((*self.methods.order, *self.cross), {**aro.labels, **self.methods.labels})
+        kinds = self.params.get("base_models") or {}
+        bases = {f"{BASE_METHOD}_{k}": f"CLIP, base model {k}" for k in kinds}
+        return Methods((*self.methods.order, *self.cross, *bases), {**aro.labels, **self.methods.labels, **bases})
 
     @property
     def seed(self) -> int:
@@ -138,7 +141,8 @@ def claim_list(ctx: ReportContext, ev: Evidence | None = None):
     from .. import PAPERS
 
     lora = claims.lora_methods(ctx.params) or None
-    return PAPERS.get(NAME).claims(ev or evidence(ctx), ctx.methods, lora)
+    return PAPERS.get(NAME).claims(ev or evidence(ctx), ctx.all_methods, lora,
+                                   references=claims.reference_methods(ctx.params))
 
 
 def ledger(ctx: ReportContext) -> tuple[str, Table]:
@@ -153,7 +157,7 @@ def ledger(ctx: ReportContext) -> tuple[str, Table]:
                  f"{claims.ZS_DROP_MAX:g} (C4); 'little' = below {claims.LITTLE_FRACTION:.3g} of the "
                  f"separate loss's gain (C2); '> 0' = at least {claims.STRICT:g} (a tie is no gain). A "
                  "condition whose method ran on chain b0 only has n = 1.")
-    table = Table(data, ledger_shown(data), legend=rule_markdown(ev, cl, ctx.methods),
+    table = Table(data, ledger_shown(data), legend=rule_markdown(ev, cl, ctx.all_methods),
                   notes=[constants, *paper_notes(("TSVLC-C4", "TSVLC-C5", "TSVLC-C2"))])
     return "\n".join(lines), table
 
@@ -178,11 +182,23 @@ def t1a(ctx: ReportContext) -> Table:
                  [DELTA_LEGEND, *extra, *paper_notes(("TSVLC-T1a",))])
 
 
-def pending() -> Table:
-    """TSVLC-T1b..T1g: the printed sections, each marked not yet reproduced."""
-    return Table(tables.table_pending(), legend="Printed values only (as printed, deltas included); the toy "
-                 "has no run of these settings yet: no toy number is shown, none is invented.",
-                 notes=paper_notes(tuple(P.PENDING_SECTIONS)))
+SECTION_ARTIFACTS = tuple(a for a in P.SECTIONS if a != "TSVLC-T1a")
+
+
+def section_markdown(artifact: str) -> str:
+    title, toy = P.SECTIONS[artifact]
+    return f"**{artifact}, Table 1{artifact[-1]}: {title}.** The toy: {toy}."
+
+
+def t1_section(ctx: ReportContext, artifact: str) -> Table:
+    """TSVLC-T1b..T1g: one section of Table 1, deltas against the section's first row on the same chain."""
+    long = tables.table_t1_section(ctx.long, ctx.summ, ctx.all_methods, artifact)
+    baseline = ctx.all_methods.label(long["method"].iloc[0]) if len(long) else "?"
+    return Table(long, tables.shown_wide(long), ctx.legend(_keys(long), _shown_methods(long)),
+                 [f"Toy cells in percent; (Δ ...) = the row minus the section's first row ({baseline}) on the same "
+                  "chain, as the paper's deltas are against its section's baseline. Every row of this section "
+                  "runs on chain b0 only (one seed: an ablation-grade row, no spread) unless its runs column "
+                  "says otherwise.", *paper_notes((artifact,))])
 
 
 def t2(ctx: ReportContext) -> Table:
@@ -221,8 +237,10 @@ def t3_check(ctx: ReportContext) -> tuple[Table, Table]:
 
 
 def fig(ctx: ReportContext, out_dir: str | Path, name: str = "TSVLC-F3") -> str:
-    """Draw and save TSVLC-F3 (PNG and PDF under ``figures/``); return its HTML with the legend line under
-    it."""
+    """Draw and save TSVLC-F3 or TSVLC-F4 (PNG and PDF under ``figures/``); return its HTML with the legend line
+    under it."""
+    if name == "TSVLC-F4":
+        return _fig4(ctx, out_dir)
     if name != "TSVLC-F3":
         raise ValueError(f"unknown figure {name!r}")
     f = figures.figure3(ctx.summ, ctx.all_methods)
@@ -236,11 +254,16 @@ def fig(ctx: ReportContext, out_dir: str | Path, name: str = "TSVLC-F3") -> str:
                         *paper_notes(("TSVLC-F3",))])
 
 
-F4_PLACEHOLDER = ("**TSVLC-F4 (Fig. 4, CC3M from scratch, detailed) is not yet reproduced.** It needs the "
-                  "toy's from-scratch runs (CLIP, RB+LLM Negs, RB+LLM Negs+Pos trained from random init for "
-                  "10 epochs, no LoRA), which come with Table 1c/1d in a later change. The paper prints no "
-                  "value of it, so no paper panel can be drawn either; no figure is made from invented "
-                  "data.")
+def _fig4(ctx: ReportContext, out_dir: str | Path) -> str:
+    f = figures.figure4(ctx.summ, ctx.all_methods)
+    keys = [k for _, _, k in figures.SPOKES]
+    runs = runs_summary(ctx.long, ctx.all_methods, keys, figures.F4_SERIES) or "no toy value yet"
+    legend = f"Polygon vertices: the from-scratch runs' values (no error bars on a radar): {runs}."
+    return figure_html(save_figure(f, out_dir, "TSVLC-F4"), legend,
+                       ["One radial scale on every spoke, starting at 0, as TSVLC-F3; dashed ring: chance (50 %). "
+                        f"No paper panel: {figures.F4_NOT_PRINTED} (the catalog: the from-scratch RB+LLM model of "
+                        "the figure appears in no table). The values are in TSVLC-T1c's runs and the per-subtype "
+                        "metrics of the same models.", *paper_notes(("TSVLC-F4",))])
 F1_F2_TEXT = ("**TSVLC-F1 / F2 (schematics, optional)** are not redrawn. Fig. 1 contrasts the plain "
               "contrastive loss with the added SVLC losses; Fig. 2 shows the three text manipulations, whose "
               "implementation is shown by TSVLC-S2 (rule-based and unmasking negatives) and TSVLC-S3 (the "
@@ -383,9 +406,6 @@ def s4(ctx: ReportContext, n: int = 8) -> tuple[str, list[tuple[str, Table]]] | 
 # --------------------------------------------------------------------------- checklist, provenance, choices
 
 
-C4_PENDING = " (fine-tuning half; LAION pending)"
-
-
 def checklist(ctx: ReportContext) -> Table:
     """Every artifact ID of catalog §6 and whether this report renders it."""
     have = _present(ctx, ctx.methods.order[1:])
@@ -398,14 +418,17 @@ def checklist(ctx: ReportContext) -> Table:
     s3 = ("rendered" if positives.exists()
           else "prompt rendered; positives pending (no generator output yet)")
     rows = [("TSVLC-T1a", "Table 1(a): CC3M LoRA fine-tuning", toy),
-            *((a, f"Table 1{a[-1]}", f"printed values only: {why}") for a, why in P.PENDING_SECTIONS.items()),
+            *((a, f"Table 1({a[-1]}): {P.SECTIONS[a][0]}", toy if _present(ctx, [r.method for r in
+                                                                                  P.rows_of(P.TABLE1, a)][1:])
+               else "rendered; toy values pending (not run yet)") for a in SECTION_ARTIFACTS),
             ("TSVLC-T2", "Table 2: negatives-loss ablation", toy),
             ("TSVLC-T3", "Table 3: component analysis (+ the T3 vs T1a check)", toy),
             ("TSVLC-F1", "Fig. 1 schematic (optional)", "not drawn (a schematic; short text)"),
             ("TSVLC-F2", "Fig. 2 pipeline schematic (optional)", "not drawn; its content is TSVLC-S2 / S3"),
             ("TSVLC-F3", "Fig. 3 radar (fine-tuning)", toy),
             ("TSVLC-F4", "Fig. 4 radar (from scratch)",
-             "pending: placeholder text (no from-scratch runs yet)"),
+             toy + " (toy panel only: the paper prints no value)" if _present(ctx, figures.F4_SERIES)
+             else "rendered; toy values pending (no from-scratch run yet)"),
             ("TSVLC-S1", "per-source VL-CheckList", toy + " (one source: vg)"),
             ("TSVLC-S2", "word lists and negative examples", s2),
             ("TSVLC-S3", "analogy prompt and positives", s3),
@@ -418,8 +441,7 @@ def checklist(ctx: ReportContext) -> Table:
             ("TSVLC-D4", "LoRA adapters (r = 4)", "pipeline: methods.<m>.model.lora (see Deviations)"),
             ("TSVLC-M", "checkpoints and evaluations",
              "pipeline: models/finetune, metrics/ (see Provenance)"),
-            *((f"TSVLC-C{i}", "claim", "claims ledger" + (C4_PENDING if i == 4 else ""))
-              for i in range(1, 6))]
+            *((f"TSVLC-C{i}", "claim", "claims ledger") for i in range(1, 6))]
     return Table(pd.DataFrame(rows, columns=["artifact", "what", "status in this report"]),
                  legend="A checklist, not a measurement: no spread.")
 
@@ -469,5 +491,8 @@ def deviations_markdown(ctx: ReportContext) -> str:
         "- **Zero-shot**: the ELEVATER twin, 21 concept-combination tasks of the toy world (per-task table "
         "above); its mean stands for the 21-task ELEVATER average.",
         f"- **Chains**: {chains_markdown(ctx)}",
-        "- **Not yet**: ViT-B/16, from-scratch, CyCLIP and LAION settings (T1b-T1g, F4).",
+        "- **Table 1(b)-(g), Fig. 4**: "
+        + "; ".join(f"({a[-1]}) {P.SECTIONS[a][1]}" for a in SECTION_ARTIFACTS)
+        + ". From-scratch rows train at the pretraining rate (one rate, no sweep); the LoRA rows at the rate swept "
+        "for CLIP+LoRA. Each runs on chain b0 only (one seed), marked so.",
     ])
