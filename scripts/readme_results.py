@@ -129,14 +129,19 @@ def tsvlc_block(root: Path, params: dict) -> list[str]:
     """TSVLC's claims ledger and its Table 1a columns (plus the ablation rows), toy vs printed, in percent."""
     from vlcomp.reporting.collect import Methods, collect, methods_of, spread_legend, summary
     from vlcomp.reporting.ledger import VERDICT_RULE, Evidence, ledger_table
-    from vlcomp.reporting.papers.tsvlc.claims import lora_methods, reference_methods, tsvlc_claims
+    from vlcomp.reporting.papers.tsvlc.claims import (
+        base_model_labels,
+        lora_methods,
+        reference_methods,
+        tsvlc_claims,
+    )
     from vlcomp.reporting.papers.tsvlc.printed import SECTIONS, T1_COLUMNS, TABLE1, TABLE2, rows_of
 
     if "tsvlc" not in (params.get("papers") or []):
         return []
     long = collect(root / "metrics", params)
     methods = methods_of(params, "tsvlc")
-    bases = {f"clip_{k}": f"CLIP, base model {k}" for k in params.get("base_models") or {}}
+    bases = base_model_labels(params)
     methods = Methods((*methods.order, *bases), {**methods.labels, **bases})
     long = long[long["method"].isin(list(methods))]
     if not set(TSVLC_ROWS[1:]) & set(long["method"]):

@@ -69,8 +69,7 @@ class ReportContext:
         """The TSVLC methods, then the cross-evaluated ARO ones, then the other base models' un-fine-tuned
         evaluations (``clip_vit``, ``clip_cyclip``: Table 1b / 1e's first rows); labels of all."""
         aro = methods_of(self.params, "aro")
-        kinds = self.params.get("base_models") or {}
-        bases = {f"{BASE_METHOD}_{k}": f"CLIP, base model {k}" for k in kinds}
+        bases = claims.base_model_labels(self.params)
         return Methods((*self.methods.order, *self.cross, *bases), {**aro.labels, **self.methods.labels, **bases})
 
     @property
