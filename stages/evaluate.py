@@ -43,7 +43,8 @@ def main() -> None:
     args.method = args.method or base_method(params, args.base)
     ckpt = Path(args.checkpoint)
     meta = read_json(ckpt / "model.json")
-    names = evaluation_benchmarks(params, args.method, base=args.base if args.seed is None else None)
+    names = (evaluation_benchmarks(params, base=args.base) if args.seed is None
+             else evaluation_benchmarks(params, variant=args.model))
     inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
     if args.base not in section(params, "bases"):

@@ -28,6 +28,7 @@ from vlcomp.train.finetune import (
     FinetuneData,
     finetune_config,
     finetune_one,
+    lr_grid,
     select_lr,
     training_split,
     with_weights,
@@ -58,7 +59,9 @@ def main() -> None:
         name = sel["method"]
         method = method_config(params, name)
         base = with_weights(model_spec(params, sel["base"]), Path(args.base) / "model.pt")
-        data = FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
+        # a one-rate grid selects that rate without a run: no data to load
+        data = (FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
+                if len(lr_grid(method, cfg)) > 1 else None)
         used = {"finetune": section(params, "finetune"), f"methods.{name}": section(params, f"methods.{name}"),
                 f"selections.{key}": sel, f"bases.{sel['base']}": section(params, f"bases.{sel['base']}")}
         with stage_run(f"select_lr@{key}", experiment=TRAINING_EXPERIMENT, profile=profile, paper=method.paper, method=name,

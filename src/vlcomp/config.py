@@ -165,7 +165,12 @@ def _base_models(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def base_method(params: dict[str, Any], base: str) -> str:
     """The method name of base ``base``'s evaluated model: :data:`BASE_METHOD` for a chain's default base, ``clip_<kind>``
     for another base model (``clip_vit``, ``clip_cyclip``), so a report's CLIP rows aggregate the default bases only."""
-    kind = ((params.get("bases") or {}).get(base) or {}).get("model")
+    return base_model_method(((params.get("bases") or {}).get(base) or {}).get("model"))
+
+
+def base_model_method(kind: str | None) -> str:
+    """The method of base model ``kind``'s un-fine-tuned evaluations (:func:`base_method`'s naming, by kind):
+    :data:`BASE_METHOD` for the default base (``kind`` None), ``clip_<kind>`` for another."""
     return f"{BASE_METHOD}_{kind}" if kind else BASE_METHOD
 
 
@@ -212,6 +217,29 @@ def mined_dir(mine: dict[str, Any], name: str, base: str) -> str:
     return f"{name}-{base}" if generator_reads(registered_generator(mine, name)) == "base" else name
 
 
+CHAIN_ROLES = ("first_chain", "other_chains")
+
+
+def chain_benchmarks(spec: Any, first: bool, where: str) -> list[str] | None:
+    """The benchmarks ``methods.<m>.benchmarks`` (``spec``) names for a run on the first chain (``first``) or another:
+    ``null`` / ``all`` = every benchmark of ``evaluate.benchmarks`` (returned as ``None``), a list = that subset on
+    every chain, ``{first_chain: ..., other_chains: ...}`` = each of those per chain role (TSVLC's headline rows: every
+    benchmark on the first chain, for the cross-paper matrix, and the paper's own benchmarks on the others, whose
+    runs only the paper's spreads read). Checked against ``evaluate.benchmarks`` by
+    :func:`vlcomp.eval.run.evaluation_benchmarks`."""
+    if isinstance(spec, dict):
+        if set(spec) != set(CHAIN_ROLES):
+            raise ValueError(f"params: {where}={spec!r}: a mapping needs exactly the keys {', '.join(CHAIN_ROLES)}")
+        return chain_benchmarks(spec[CHAIN_ROLES[0] if first else CHAIN_ROLES[1]], first,
+                                f"{where}.{CHAIN_ROLES[0] if first else CHAIN_ROLES[1]}")
+    if spec is None or spec == "all":
+        return None
+    if not isinstance(spec, list | tuple) or not spec or not all(isinstance(n, str) for n in spec):
+        raise ValueError(f"params: {where}={spec!r} must be null, 'all', a non-empty list of benchmark names or "
+                         f"{{{': ..., '.join(CHAIN_ROLES)}: ...}}")
+    return list(spec)
+
+
 def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
     """The pipeline's runs, derived from ``base_seeds`` (whole chains) and ``seeds`` (fine-tuning seeds per chain);
     dvc.yaml's ``foreach`` stages iterate over them (DVC cannot compute a product itself):
@@ -237,7 +265,9 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
       trained method, chain and fine-tuning seed, in the order of ``seeds`` then ``base_seeds`` (``finetune@...``,
       ``evaluate@...``); ``mined`` is its generator's folder under ``data/mined`` (:func:`mined_dir`),
       ``mined_positives`` the folder its positives come from (``methods.<m>.positives_from``'s, else ``mined``
-      again: dvc.yaml's dependency list has a fixed shape), ``selection`` names the sweep whose rate it trains at.
+      again: dvc.yaml's dependency list has a fixed shape), ``selection`` names the sweep whose rate it trains at,
+      ``benchmarks`` what its evaluation scores (:func:`chain_benchmarks` of ``methods.<m>.benchmarks`` for its
+      chain; null = every benchmark).
 
     ``seeds.<method>`` is a list of fine-tuning seeds run on every chain, or ``{seeds: [...], chains: first}`` for a
     row run on the first chain only. A method with no ``seeds`` entry is not trained. Returns a new mapping; errors
@@ -331,7 +361,9 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
                     "method": method, "base": b, "seed": seed, "generator": generator,
                     "mined": mined_dir(mine, generator, b),
                     "mined_positives": mined_dir(mine, positives_of(method) or generator, b),
-                    "selection": f"{swept_method}-{swept}"}
+                    "selection": f"{swept_method}-{swept}",
+                    "benchmarks": chain_benchmarks((methods[method] or {}).get("benchmarks"), chain == first,
+                                                   f"methods.{method}.benchmarks")}
     return {**params, "bases": bases, "parsing": parsing, "mining": mining, "generating": generating,
             "selections": selections, "variants": variants}
 

@@ -105,6 +105,37 @@ def test_method_overrides_length_grid_and_benchmarks(toy):
             method_config(bad, "tsvlc_rb")
 
 
+def test_headline_rows_score_every_benchmark_on_the_first_chain_and_their_papers_on_the_others(toy):
+    from vlcomp.config import chain_benchmarks
+
+    own = ["vlchecklist", "zeroshot_elevater"]
+    every = toy["evaluate"]["benchmarks"]
+    for m in ("tsvlc_lora", "tsvlc_rbllm", "tsvlc_combined"):
+        assert toy["variants"][f"{m}-b0s0"]["benchmarks"] is None
+        assert evaluation_benchmarks(toy, variant=f"{m}-b0s0") == every
+        for chain in ("b1", "b2"):
+            assert toy["variants"][f"{m}-{chain}s0"]["benchmarks"] == own
+            assert evaluation_benchmarks(toy, variant=f"{m}-{chain}s0") == own
+    for k in ("negclip-b1s0", "clip_ft-b2s0"):  # ARO's rows: every benchmark on every chain, as before
+        assert evaluation_benchmarks(toy, variant=k) == every
+    assert evaluation_benchmarks(toy, variant="tsvlc_rb-b0s0") == own  # a plain list: every chain
+    # the rule, by hand
+    spec = {"first_chain": "all", "other_chains": ["swap"]}
+    assert chain_benchmarks(spec, True, "w") is None and chain_benchmarks(spec, False, "w") == ["swap"]
+    assert chain_benchmarks(None, False, "w") is None and chain_benchmarks(("a", "b"), False, "w") == ["a", "b"]
+    for bad in ({"first_chain": "all"}, {"first_chain": "all", "other_chains": [], "x": 1}, [], "some", [1]):
+        with pytest.raises(ValueError, match=r"params: methods.m.benchmarks"):
+            chain_benchmarks(bad, False, "methods.m.benchmarks")
+    with pytest.raises(ValueError, match=r"methods.tsvlc_rbllm.benchmarks.other_chains=\[\]"):
+        resolve_layers(toy, {"methods": {"tsvlc_rbllm": {"benchmarks": {"first_chain": "all", "other_chains": []}}}})
+    with pytest.raises(ValueError, match=r"variants has no 'nope-b0s0'"):
+        evaluation_benchmarks(toy, variant="nope-b0s0")
+    bad = copy.deepcopy(toy)
+    bad["variants"]["tsvlc_rbllm-b1s0"]["benchmarks"] = ["vlchecklist", "nope"]
+    with pytest.raises(ValueError, match=r"variants.tsvlc_rbllm-b1s0.benchmarks=.* must be a non-empty subset"):
+        evaluation_benchmarks(bad, variant="tsvlc_rbllm-b1s0")
+
+
 def test_generator_reads_is_validated():
     assert {n: GENERATORS.get(n).reads for n in GENERATORS.names()} == {
         "negclip": "base", "tsvlc_analogy": "none", "tsvlc_mix": "mlm", "tsvlc_rb": "none", "tsvlc_unmask": "mlm"}
@@ -187,3 +218,16 @@ def test_a_mined_dataset_names_its_registered_generator(toy):
     bad["mine"]["tsvlc_mix_laion"]["generator"] = "nope"
     with pytest.raises(ValueError, match=r"generator='tsvlc_mix_laion': mine.tsvlc_mix_laion.generator='nope' is not a registered"):
         method_config(bad, "tsvlc_laion_combined")
+
+
+def test_a_one_rate_grid_selects_its_rate_without_reading_data(toy):
+    from vlcomp.train.finetune import finetune_config, lr_grid, select_lr
+
+    cfg = finetune_config(toy["finetune"])
+    one = method_config(toy, "tsvlc_scratch_clip")
+    assert lr_grid(one, cfg) == (0.001,) and lr_grid(method_config(toy, "negclip"), cfg) == tuple(cfg.lr_grid)
+    got = select_lr(None, None, one, cfg, 0, "tsvlc_scratch_clip-b0")  # neither base nor data is touched
+    assert got == {"method": "tsvlc_scratch_clip-b0", "grid": {}, "selected_lr": 0.001,
+                   "criterion": "the grid's only rate", "sweep_epochs": 0}
+    with pytest.raises(ValueError, match="select_lr negclip-b0: a grid of 2 rates needs the fine-tuning data"):
+        select_lr(None, None, method_config(toy, "negclip"), cfg, 0, "negclip-b0")

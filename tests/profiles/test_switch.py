@@ -53,8 +53,8 @@ def rendered(repo: Path, name: str) -> bytes:
 def test_resolution_merges_the_layers_and_derives_variants(repo):
     toy = profile_params("toy", repo)
     assert toy["profile"] == "toy" and toy["base"] == {"seed": 0} and toy["world"] == {"size": 4}
-    assert toy["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g", "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0"},
-                               "m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g", "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0"}}
+    assert toy["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g", "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0", "benchmarks": None},
+                               "m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g", "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0", "benchmarks": None}}
     assert toy["bases"] == {"b0": {"seed": 0}} and toy["mining"] == {"g-b0": {"generator": "g", "base": "b0", "split": "s"}}
     assert toy["parsing"] == {"s": {"mined_by": ["g"]}}
     assert toy["selections"] == {"m-b0": {"method": "m", "base": "b0", "generator": "g", "mined": "g-b0",
@@ -62,7 +62,7 @@ def test_resolution_merges_the_layers_and_derives_variants(repo):
     paper = profile_params("paper", repo)
     assert paper["base"] == {"seed": 1} and "world" not in paper  # the overlay only changes what it names
     assert paper["variants"] == {"m-b0s0": {"method": "m", "base": "b0", "seed": 0, "generator": "g",
-                                            "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0"}}
+                                            "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0", "benchmarks": None}}
 
 
 def test_whole_chain_seeds_derive_one_chain_per_base_seed(repo):
@@ -78,9 +78,9 @@ def test_whole_chain_seeds_derive_one_chain_per_base_seed(repo):
                                                  "mined_positives": "g-b2"}}
     assert p["variants"] == {
         "m-b2s0": {"method": "m", "base": "b2", "seed": 0, "generator": "g", "mined": "g-b2", "mined_positives": "g-b2",
-                   "selection": "m-b2"},
+                   "selection": "m-b2", "benchmarks": None},
         "m-b5s0": {"method": "m", "base": "b5", "seed": 0, "generator": "g", "mined": "g-b5", "mined_positives": "g-b5",
-                   "selection": "m-b2"}}
+                   "selection": "m-b2", "benchmarks": None}}
     per = resolve_layers(p, {"lr_selection": "per_chain"})
     assert list(per["selections"]) == ["m-b2", "m-b5"]
     assert [v["selection"] for v in per["variants"].values()] == ["m-b2", "m-b5"]
@@ -109,7 +109,7 @@ def test_resolving_a_resolved_file_again_changes_nothing(repo):
     toy = profile_params("toy", repo)
     assert resolve_layers(toy) == toy
     smaller = resolve_layers(toy, {"_replace": ["seeds"], "seeds": {"m": [1]}})  # the smoke overlay's way
-    assert smaller["variants"] == {"m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g", "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0"}}
+    assert smaller["variants"] == {"m-b0s1": {"method": "m", "base": "b0", "seed": 1, "generator": "g", "mined": "g-b0", "mined_positives": "g-b0", "selection": "m-b0", "benchmarks": None}}
 
 
 @pytest.mark.parametrize("seeds,message", [

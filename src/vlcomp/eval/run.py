@@ -32,13 +32,17 @@ def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
     return inputs
 
 
-def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, base: str | None = None) -> list[str]:
+def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, base: str | None = None,
+                          variant: str | None = None) -> list[str]:
     """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known. With
-    ``method``, that method's own subset where ``methods.<method>.benchmarks`` names one (an ablation row scored on
-    its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
+    ``variant`` (a fine-tuned run, a key of ``variants``), ``variants.<variant>.benchmarks`` (derived from
+    ``methods.<m>.benchmarks`` for the run's chain, :func:`vlcomp.config.chain_benchmarks`); with ``method``, that
+    method's own subset where ``methods.<method>.benchmarks`` names one for the first chain (an ablation row scored
+    on its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
     (another base model's, ``base_models.<kind>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
     outside it is an error."""
     from ..benchmarks import benchmarks_named
+    from ..config import chain_benchmarks
 
     names = (params.get("evaluate") or {}).get("benchmarks")
     if not names or not isinstance(names, list):
@@ -47,8 +51,16 @@ def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, 
         benchmarks_named(names)
     except ValueError as e:
         raise ValueError(f"params evaluate.benchmarks: {e}") from None
-    own = ((params.get("methods") or {}).get(method) or {}).get("benchmarks") if method else None
-    where = f"methods.{method}.benchmarks"
+    if variant is not None:
+        variants = params.get("variants") or {}
+        if variant not in variants:
+            raise ValueError(f"params: variants has no {variant!r} (variants: {', '.join(variants) or 'none'})")
+        own, where = variants[variant].get("benchmarks"), f"variants.{variant}.benchmarks"
+    elif method:
+        where = f"methods.{method}.benchmarks"
+        own = chain_benchmarks(((params.get("methods") or {}).get(method) or {}).get("benchmarks"), True, where)
+    else:
+        own, where = None, ""
     if own is None and base is not None:
         own, where = ((params.get("bases") or {}).get(base) or {}).get("benchmarks"), f"bases.{base}.benchmarks"
     if own is None:

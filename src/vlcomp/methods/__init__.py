@@ -125,7 +125,9 @@ class MethodConfig:
     epochs: float | None = None  # overrides finetune.epochs (a corpus of another size needs another length)
     sweep_epochs: float | None = None  # overrides finetune.sweep_epochs
     lr_grid: tuple[float, ...] | None = None  # overrides finetune.lr_grid (LoRA adapters want larger rates)
-    benchmarks: tuple[str, ...] | None = None  # the benchmarks its runs are scored on (None: evaluate.benchmarks)
+    # the benchmarks its runs are scored on: None / 'all' = evaluate.benchmarks, a list = that subset on every chain,
+    # {first_chain: ..., other_chains: ...} = per chain role (vlcomp.config.chain_benchmarks)
+    benchmarks: tuple[str, ...] | str | dict[str, Any] | None = None
     base_model: str | None = None  # a key of base_models: start from that base instead of the chain's default one
     init: str = "base"  # "base": from the base model's weights; "scratch": its architecture, randomly initialised
 
@@ -148,7 +150,8 @@ class VariantConfig:
     """One fine-tuning run (``variants.<name>``): a method, the chain it starts from (``base``, a key of ``bases``), a
     fine-tuning seed, the method's generator, the folder of ``data/mined`` it reads (``mined``:
     :func:`vlcomp.config.mined_dir`) and the learning-rate sweep it trains at (``selection``, a key of
-    ``selections``; params ``lr_selection`` and ``methods.<m>.lr_from``)."""
+    ``selections``; params ``lr_selection`` and ``methods.<m>.lr_from``) and the benchmarks its evaluation scores
+    (``benchmarks``: :func:`vlcomp.config.chain_benchmarks`, None = every benchmark)."""
 
     method: str
     base: str
@@ -157,6 +160,7 @@ class VariantConfig:
     selection: str
     mined: str
     mined_positives: str
+    benchmarks: list[str] | None = None
 
 
 def method_config(params: dict[str, Any], name: str) -> MethodConfig:
@@ -169,9 +173,12 @@ def method_config(params: dict[str, Any], name: str) -> MethodConfig:
     batch = build(BatchConfig, raw.pop("batch", None), f"{where}.batch")
     model = model_modifiers(raw.pop("model", None), f"{where}.model")
     cfg = build(MethodConfig, {**raw, "batch": batch, "model": model}, where)
-    from ..config import registered_generator
+    from ..config import chain_benchmarks, registered_generator
     from ..generators import GENERATORS
     from ..losses import LOSSES
+
+    for first in (True, False):
+        chain_benchmarks(cfg.benchmarks, first, f"{where}.benchmarks")
 
     if cfg.loss not in LOSSES:
         raise ValueError(f"params: {where}.loss={cfg.loss!r} is not a registered loss; known: {LOSSES.names()}")

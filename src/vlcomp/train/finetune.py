@@ -108,17 +108,25 @@ def finetune_one(base: ModelSpec, data: FinetuneData, method: MethodConfig, tcfg
     return finish_modifiers(model, method), history
 
 
-def select_lr(base: ModelSpec, data: FinetuneData, method: MethodConfig, cfg: FinetuneConfig, seed: int,
+def lr_grid(method: MethodConfig, cfg: FinetuneConfig) -> tuple[float, ...]:
+    """The learning rates ``method`` sweeps: its own ``lr_grid``, else ``finetune.lr_grid``."""
+    return tuple(method.lr_grid or cfg.lr_grid)
+
+
+def select_lr(base: ModelSpec, data: FinetuneData | None, method: MethodConfig, cfg: FinetuneConfig, seed: int,
               name: str, on_result: Callable | None = None, *, device: str | torch.device = "cpu") -> dict:
     """Train one short run per LR of the grid and keep the LR with the best validation mean R@1 (training and
-    validation encoding on ``device``). A grid of one rate is that rate, with no run (``grid`` empty)."""
-    tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
+    validation encoding on ``device``). A grid of one rate is that rate, with no run (``grid`` empty; ``data`` is
+    not read and may be None)."""
     results = {}
     sweep_epochs = method.sweep_epochs or cfg.sweep_epochs
-    grid = method.lr_grid or cfg.lr_grid
+    grid = lr_grid(method, cfg)
     if len(grid) == 1:
         return {"method": name, "grid": {}, "selected_lr": float(grid[0]), "criterion": "the grid's only rate",
                 "sweep_epochs": 0}
+    if data is None:
+        raise ValueError(f"select_lr {name}: a grid of {len(grid)} rates needs the fine-tuning data")
+    tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     for lr in grid:
         model, _ = finetune_one(base, data, method, cfg.train_config(lr, sweep_epochs), seed, f"lr-sweep/{name}/{lr}",
                                 device=device)

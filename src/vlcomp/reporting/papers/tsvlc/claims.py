@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
+from ....config import base_model_method
 from ...collect import Methods, with_difference, with_mean
 from ...ledger import Claim, Condition, Evidence, beats
 from ...tree import BASE_METHOD, Chain
@@ -89,12 +90,6 @@ def with_claim_metrics(long: pd.DataFrame) -> pd.DataFrame:
     return long
 
 
-def base_model_method(kind: str | None) -> str:
-    """The method of base model ``kind``'s un-fine-tuned evaluation (``clip`` for the default base; ``clip_vit``,
-    ``clip_cyclip``: the name :func:`vlcomp.config.base_method` gives the base's evaluate stage)."""
-    return f"{BASE_METHOD}_{kind}" if kind else BASE_METHOD
-
-
 def base_model_labels(params: dict) -> dict[str, str]:
     """The other base models' evaluation methods of params (``base_models``) -> their report labels."""
     return {base_model_method(k): f"CLIP, base model {k}" for k in params.get("base_models") or {}}
@@ -102,7 +97,7 @@ def base_model_labels(params: dict) -> dict[str, str]:
 
 def reference_methods(params: dict) -> dict[str, str]:
     """Each TSVLC method of params -> the method of the un-fine-tuned model of the base it starts from
-    (:func:`base_model_method`: ``clip``, or ``clip_vit`` / ``clip_cyclip`` for ``base_model`` runs)."""
+    (:func:`vlcomp.config.base_model_method`: ``clip``, or ``clip_vit`` / ``clip_cyclip`` for ``base_model`` runs)."""
     ms = params.get("methods") or {}
     return {m: base_model_method((spec or {}).get("base_model"))
             for m, spec in ms.items() if (spec or {}).get("paper") == "tsvlc"}
