@@ -80,7 +80,9 @@ def build_fixture(root: Path) -> dict:
     params["evaluate"]["benchmarks"] = BENCHMARKS
     params["benchmarks"].update(order_seeds=2, shuffle_seeds=1)
     params.update(tsvlc_fixture(root, params))
-    return params
+    from vlcomp.config import derive_variants
+
+    return derive_variants(params)  # bases, mining, generating, selections, variants of the fixture's seeds
 
 
 #: TSVLC's rows on the fixtures: CC3M with the masked LM's negatives and the released positives, and a LoRA row from
