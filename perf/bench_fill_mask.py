@@ -50,12 +50,10 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from vlcomp.seeding import derive_seed  # noqa: E402
 from vlcomp.text.mlm import (  # noqa: E402
     MlmConfig,
-    _bert_config,
-    _global_seed,
     fill_mask_pipeline,
+    init_mlm,
     train_mlm,
     word_tokenizer,
 )
@@ -83,12 +81,8 @@ def build_model(captions: list[str], epochs: int, seed: int) -> tuple[object, ob
     cfg = dataclasses.replace(MlmConfig(), epochs=max(1, epochs))  # the defaults; epochs unused for random init
     t = time.perf_counter()
     if epochs == 0:
-        from transformers import BertForMaskedLM
-
         tokenizer = word_tokenizer(captions, min_count=cfg.min_count, max_length=cfg.max_length)
-        with _global_seed(derive_seed(seed, "mlm", "init")):
-            model = BertForMaskedLM(_bert_config(cfg, tokenizer))
-        model.eval()
+        model = init_mlm(tokenizer, cfg, seed=seed).eval()
         history: list[dict] = []
     else:
         model, tokenizer, history = train_mlm(captions, cfg, seed=seed)

@@ -86,7 +86,7 @@ def main() -> None:
     method = method_config(params, variant.method)
     base = with_weights(model_spec(params, variant.base), Path(args.base) / "model.pt")
     lr = read_json(Path(args.lr_dir) / "selection.json")["selected_lr"]
-    tcfg = cfg.train_config(lr, method.epochs or cfg.epochs)
+    tcfg = cfg.train_config(lr, method.epochs or cfg.epochs, method)
     data = FinetuneData(args.world, args.mined, cfg, method, training_split(params, method), args.mined_positives)
     used = {"finetune": section(params, "finetune"), f"methods.{variant.method}": section(params, f"methods.{variant.method}"),
             f"variants.{args.variant}": section(params, f"variants.{args.variant}"), "selected_lr": lr,

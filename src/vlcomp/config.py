@@ -135,9 +135,11 @@ def base_name(seed: int) -> str:
     return f"b{seed}"
 
 
-BASE_MODEL_KEYS = ("arch", "loss", "benchmarks", "stands_for")
+BASE_MODEL_KEYS = ("arch", "weights", "loss", "benchmarks", "stands_for")
 """Keys of ``base_models.<kind>``: the architecture (a registered toy config or an open_clip name; default
-``model.arch``), the pretraining loss (a name of ``vlcomp.losses.LOSSES``; default ``clip``), the benchmarks its
+``model.arch``), its released weights (the paper profile: an open_clip tag or a state-dict file, resolved by
+``pretrain@<kind>-b<k>``; never ``model.weights``, which belong to another model; the toy profile pretrains it and
+gives none), the pretraining loss (a name of ``vlcomp.losses.LOSSES``; default ``clip``), the benchmarks its
 evaluation scores (default ``evaluate.benchmarks``) and what it stands for."""
 
 
@@ -150,7 +152,7 @@ def base_key(kind: str | None, chain: str) -> str:
 def _base_models(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
     kinds = params.get("base_models") or {}
     if not isinstance(kinds, dict):
-        raise ValueError(f"params: base_models={kinds!r} must map a name to {{arch, loss, stands_for}}")
+        raise ValueError(f"params: base_models={kinds!r} must map a name to {{{', '.join(BASE_MODEL_KEYS)}}}")
     for kind, values in kinds.items():
         if not isinstance(values, dict):
             raise ValueError(f"params: base_models.{kind}={values!r} must be a mapping ({', '.join(BASE_MODEL_KEYS)})")

@@ -2,7 +2,8 @@
 is present and well-formed. Prints one line per missing or malformed item (and ``ok`` lines with ``-v``);
 exits 1 if anything is wrong.
 
-The paper profile's inputs are its caption files (``world.splits``), its base weights (``model``), the released
+The paper profile's inputs are its caption files (``world.splits``), its base weights (``model``, ``base_models``),
+the models and files TSVLC's generators read (``mlm.model``, ``mine.<g>.model`` / ``positives``), the released
 benchmark files (``paper_inputs``) and checkpoints (``paper_models``), in the paper profile (``params.yaml`` once
 it is the active profile; ``--profile paper`` resolves ``profiles/common.yaml`` + ``profiles/paper.yaml`` when
 params.yaml is the toy one). Paths may use environment variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
@@ -282,6 +283,67 @@ def check_paper_pipeline(params: dict) -> list[Finding]:
     return out
 
 
+def hf_model_present(name: str) -> bool:
+    """Whether the Hugging Face model ``name`` (a folder, or a name in the local cache) has its ``config.json``
+    on disk; nothing is downloaded."""
+    path = Path(expand_path(name, strict=False))
+    if path.is_dir():
+        return (path / "config.json").is_file()
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
+
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except HFValidationError:  # a path that is not a folder, not a model name either
+        return False
+
+
+def check_paper_models_used(params: dict) -> list[Finding]:
+    """The models and files TSVLC's stages read besides the caption files: the masked LM (``mlm.model``), each
+    generator's causal LM (``mine.<g>.model``) or released positives (``mine.<g>.positives``), and every base
+    model's released weights (``base_models.<kind>``: the tag rule, a weights file present)."""
+    out = []
+    name = (params.get("mlm") or {}).get("model")
+    if name:
+        out.append(Finding("mlm.model", "ok", f"{name} (local cache)") if hf_model_present(name) else
+                   Finding("mlm.model", "missing", f"{name}: not a folder with config.json, nor in the local Hugging "
+                           "Face cache (nothing is downloaded at run time)"))
+    for g, spec in (params.get("mine") or {}).items():
+        spec = spec or {}
+        if spec.get("source") == "llm" and spec.get("model"):
+            ok = hf_model_present(spec["model"])
+            out.append(Finding(f"mine.{g}.model", "ok" if ok else "missing",
+                               f"{spec['model']}" + ("" if ok else ": not a folder nor in the local cache")))
+        if spec.get("source") == "released" and spec.get("positives"):
+            folder = Path(expand_path(spec["positives"], strict=False))
+            n = sum(1 for _ in folder.glob("*.json")) if folder.is_dir() else 0
+            out.append(Finding(f"mine.{g}.positives", "ok", f"{folder}: {n} positive files") if n else
+                       Finding(f"mine.{g}.positives", "missing", f"{folder}: no folder of <image>.json positives"))
+    from .models.factory import ModelSpec
+    from .models.weights import is_file_ref
+    from .profiles.paper.pretrain import check_base_spec
+
+    model = params.get("model") or {}
+    for kind, spec in (params.get("base_models") or {}).items():
+        label = f"base_models.{kind}"
+        weights = (spec or {}).get("weights")
+        if not weights:
+            out.append(Finding(label, "missing", "no weights: the paper profile resolves each base model's released "
+                                                 "weights"))
+            continue
+        weights = expand_path(weights, f"{label}.weights", strict=False)
+        try:
+            check_base_spec(ModelSpec(spec.get("arch") or model.get("arch"), weights), label)
+        except ValueError as e:
+            out.append(Finding(label, "malformed", str(e)))
+            continue
+        if is_file_ref(weights) and not Path(weights).is_file():
+            out.append(Finding(label, "missing", f"weights file {weights} not found"))
+        else:
+            out.append(Finding(label, "ok", f"{spec.get('arch') or model.get('arch')} + {weights}"))
+    return out
+
+
 def check_toy(params: dict) -> list[Finding]:
     """The toy profile needs no external data: check the pieces installed next to the code."""
     out = []
@@ -333,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         findings = check_paper_inputs(inputs) + check_paper_models(params)
         if params.get("profile") == "paper":  # a full paper-profile params file: the fine-tuning inputs too
-            findings += check_paper_pipeline(params)
+            findings += check_paper_pipeline(params) + check_paper_models_used(params)
     else:
         findings = check_toy(params)
     bad = [f for f in findings if f.status in ("missing", "malformed")]

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from .formats import merged
@@ -78,7 +79,85 @@ def build_fixture(root: Path) -> dict:
     params["paper_evaluate"] = {"models": ["clip"], "device": "cpu"}
     params["evaluate"]["benchmarks"] = BENCHMARKS
     params["benchmarks"].update(order_seeds=2, shuffle_seeds=1)
-    return params
+    params.update(tsvlc_fixture(root, params))
+    from vlcomp.config import derive_variants
+
+    return derive_variants(params)  # bases, mining, generating, selections, variants of the fixture's seeds
+
+
+#: TSVLC's rows on the fixtures: CC3M with the masked LM's negatives and the released positives, and a LoRA row from
+#: another base model resolved from a CyCLIP-format checkpoint (LAION's generators, the causal LM's positives
+#: among them, run too: every `mine` entry is generated; its rows train as the CC3M ones, so none runs here)
+TSVLC_ROWS = ["tsvlc_combined", "tsvlc_cyclip_lora"]
+
+
+def _word_tokenizer(texts: list[str], **special):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    pre = pre_tokenizers.Whitespace()
+    words = sorted({w for t in texts for w, _ in pre.pre_tokenize_str(t)})
+    vocab = {w: i for i, w in enumerate([*special.values(), *words])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token=special["unk_token"]))
+    tok.pre_tokenizer = pre
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **special)
+
+
+def tsvlc_fixture(root: Path, params: dict) -> dict:
+    """TSVLC's inputs in the authors' layouts (CC3M and LAION as two-column TSVs with their images, released
+    positives as one JSON per image), a tiny masked LM and a tiny causal LM saved as folders (standing for
+    distilroberta-base and BLOOM-560m), a CyCLIP-format checkpoint (``state_dict`` of a DDP model); the params
+    sections of the paper profile that name them, at fixture size."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from vlcomp.formats.cc3m import write_caption_tsv
+    from vlcomp.models.factory import ModelSpec, create_model
+    from vlcomp.text.analogy import build_prompt
+    from vlcomp.text.mlm import MlmConfig, save_mlm, train_mlm
+
+    caps = [c[0] for c in _captions(40)[16:40]]
+    splits = {}
+    for name, lo, hi in (("cc3m", 0, 14), ("laion", 14, 24)):
+        d = root / name
+        files = [f"training/{i}.jpg" for i in range(hi - lo)]
+        for i, f in enumerate(files):
+            write_noise(d / f, seed=100 + lo + i)
+        write_caption_tsv(d / f"{name}_with_cap.csv", [{"image": f, "caption": [caps[lo + i]]}
+                                                      for i, f in enumerate(files)])
+        splits[name] = {"annotations": str(d / f"{name}_with_cap.csv"), "images": str(d), "format": "caption_tsv"}
+    positives = root / "cc3m" / "CC3M_positives"
+    positives.mkdir()
+    for i in range(0, 14, 2):  # every other image has a released positive (the rest: none, masked)
+        (positives / f"{i}.json").write_text(json.dumps({"positive": f"{caps[i]} indeed", "caption": caps[i]}))
+    model, tok, _ = train_mlm(caps, MlmConfig(hidden=16, layers=1, heads=2, intermediate=32, epochs=1, batch_size=8),
+                              seed=0)
+    save_mlm(model, tok, root / "mlm")
+    tok = _word_tokenizer([build_prompt(c) for c in caps], pad_token="<pad>", unk_token="<unk>", eos_token="</s>")
+    torch.manual_seed(0)
+    lm = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=len(tok), n_positions=256,
+                                    bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
+                                    pad_token_id=tok.pad_token_id))
+    lm.save_pretrained(root / "lm")
+    tok.save_pretrained(root / "lm")
+    cyclip = root / "checkpoints" / "cyclip_rn50.pt"
+    state = create_model(ModelSpec("toy-vit-p8"), init_seed=7).state_dict()
+    torch.save({"epoch": 64, "name": "cyclip", "state_dict": {f"module.{k}": v for k, v in state.items()}}, cyclip)
+
+    mine = params["mine"]
+    mine["tsvlc_analogy"]["positives"] = str(positives)
+    mine["tsvlc_analogy_laion"]["model"] = str(root / "lm")
+    mine["tsvlc_analogy_laion"]["max_new_tokens"] = 8
+    methods = params["methods"]
+    small = {"epochs": 1, "batch_size": 8, "warmup_steps": 1, "benchmarks": ["vlchecklist"]}
+    for m in ["tsvlc_lora", *TSVLC_ROWS]:
+        methods[m].update(small)
+    methods["tsvlc_lora"]["lr_grid"] = [1.0e-3]
+    return {"world": {**params["world"], "splits": {**params["world"]["splits"], **splits}},
+            "mlm": {"model": str(root / "mlm")}, "mine": mine, "methods": methods,
+            "base_models": {"vit": {"arch": "toy-vit-p8", "weights": "/nowhere/unused.pt", "benchmarks": ["vlchecklist"]},
+                            "cyclip": {**params["base_models"]["cyclip"], "arch": "toy-vit-p8", "weights": str(cyclip)}},
+            "seeds": {"clip_ft": [0], "negclip": [0], **{m: [0] for m in TSVLC_ROWS}}}
 
 
 @pytest.mark.slow
@@ -126,6 +205,32 @@ def test_paper_profile_dvc_repro(tmp_path):
     model_json = json.loads((work / "models" / "base" / "b0" / "model.json").read_text())
     assert model_json["trained_on"] == f"resolved: {params['model']['weights']}"
     assert (work / "reports" / "papers" / "aro" / "index.html").stat().st_size > 0
+
+    # TSVLC in the paper profile: CC3M / LAION from the authors' TSVs, the generators on them, the rows trained and
+    # scored (VL-CheckList), CyCLIP's base resolved from its checkpoint, the TSVLC report rendered
+    cc3m = json.loads((world / "cc3m" / "index.json").read_text())
+    assert cc3m["annotations_format"] == "caption_tsv" and len(cc3m["images"]) == 14
+    mined = work / "data" / "mined"
+    assert sum(len(p) > 0 for caps in json.loads((mined / "tsvlc_analogy" / "positives.json").read_text())
+               for p in caps) == 7  # the released ones
+    assert len(json.loads((mined / "tsvlc_analogy_laion" / "positives.json").read_text())) == 10  # the causal LM's
+    negs = json.loads((mined / "tsvlc_mix" / "negative_types.json").read_text())
+    kinds = {t.split("/")[0] for caps in negs for c in caps for t in c}
+    assert kinds == {"rb", "unmask"}  # the paper's word lists and the masked LM
+    for name in ("tsvlc_combined-b0s0", "tsvlc_cyclip_lora-cyclip-b0s0", "clip-cyclip-b0"):
+        got = json.loads((work / "metrics" / name / "metrics.json").read_text())
+        assert 0 <= got["vlchecklist/relation/avg"] <= 1 and "aro/vg_relation/macro_acc" not in got, name
+    cyclip_json = json.loads((work / "models" / "base" / "cyclip-b0" / "model.json").read_text())
+    assert cyclip_json["trained_on"].startswith("resolved: ") and cyclip_json["trained_on"].endswith("cyclip_rn50.pt")
+    report = work / "reports" / "papers" / "tsvlc"
+    assert "Traceback" not in (report / "index.html").read_text()
+    status = pd.read_csv(report / "tables" / "tsvlc_methods.csv").set_index("method")["status"]
+    assert status["tsvlc_combined"] == "1 of 1 models evaluated" and status["tsvlc_rb"].startswith("not run")
+    t1a = pd.read_csv(report / "tables" / "TSVLC-T1a.csv")
+    row = t1a[(t1a["method"] == "tsvlc_combined") & (t1a["metric_key"] == "vlchecklist/relation/avg")].iloc[0]
+    assert 0 <= row["mean"] <= 1 and row["n"] == 1 and row["paper"] == pytest.approx(0.6895)
+    t1e = pd.read_csv(report / "tables" / "TSVLC-T1e.csv")
+    assert t1e.loc[t1e["method"] == "tsvlc_cyclip_lora", "n"].dropna().eq(1).any()
     assert not (work / "checkpoints").exists() or not any((work / "checkpoints").iterdir())
 
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}

@@ -166,8 +166,9 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
     v = toy["variants"]["tsvlc_vit_rbllm-vit-b0s0"]
     assert (v["base"], v["selection"]) == ("vit-b0", "tsvlc_lora-b0")  # LoRA rate swept once, on the default base
     assert toy["variants"]["tsvlc_cyclip_combined-cyclip-b0s0"]["base"] == "cyclip-b0"
-    # a from-scratch CyCLIP row needs only the architecture: the default base's, no CyCLIP pretraining
-    assert toy["variants"]["tsvlc_cyclip_scratch-b0s0"]["base"] == "b0"
+    # a from-scratch CyCLIP row is CyCLIP's architecture (the toy's: the default one), never its pretrained weights
+    assert toy["variants"]["tsvlc_cyclip_scratch-cyclip-b0s0"]["base"] == "cyclip-b0"
+    assert model_spec(toy, "cyclip-b0").arch == toy["model"]["arch"]
     assert evaluation_benchmarks(toy, "clip", base="vit-b0") == ["vlchecklist", "zeroshot_elevater"]
     assert evaluation_benchmarks(toy, "clip", base="b0") == toy["evaluate"]["benchmarks"]
 

@@ -11,7 +11,8 @@ name                reads   writes
                             (:mod:`vlcomp.text.unmask`) with the ``train_mlm`` stage's masked LM
 ``tsvlc_mix``       mlm     ``negatives`` (+ ``negative_types``): every slot a fair coin between the two above
 ``tsvlc_analogy``   none    ``positives``: toy, scene-graph-exact paraphrases; paper, a causal LM with the
-                            reference's 4-shot prompt (:mod:`vlcomp.text.analogy`)
+                            reference's 4-shot prompt (:mod:`vlcomp.text.analogy`), or the positives the authors
+                            released (``source: released``: :func:`vlcomp.formats.cc3m.read_released_positives`)
 ==================  ======  ==================================================================================
 
 **Offline candidates stand for online draws.** The reference draws one negative per sample *online*, anew every
@@ -36,7 +37,7 @@ import numpy as np
 from . import GENERATORS, Generator
 
 WORD_LISTS = ("toy", "paper")
-ANALOGY_SOURCES = ("scene", "llm")
+ANALOGY_SOURCES = ("scene", "llm", "released")
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,14 @@ class TsvlcNegativesConfig:
 
 @dataclass(frozen=True)
 class TsvlcAnalogyConfig:
-    """``mine.tsvlc_analogy``: ``source`` scene (toy: exact paraphrases from the scene graph) or llm (paper: the causal
-    LM ``model``, a Hugging Face name or folder in the local cache; the reference used BLOOM)."""
+    """``mine.tsvlc_analogy``: ``source`` scene (toy: exact paraphrases from the scene graph), llm (paper: the causal
+    LM ``model``, a Hugging Face name or folder in the local cache; the reference used BLOOM) or released (paper:
+    the authors' precomputed positives, one JSON per image in the folder ``positives``, ``$VAR`` expanded)."""
 
     split: str
     source: str = "scene"
     model: str | None = None
+    positives: str | None = None
     max_new_tokens: int = 40
     batch_size: int = 8
 
@@ -76,6 +79,9 @@ class TsvlcAnalogyConfig:
             raise ValueError(f"source={self.source!r}: must be one of {ANALOGY_SOURCES}")
         if self.source == "llm" and not self.model:
             raise ValueError("model: source llm needs a causal LM name or folder")
+        if self.source == "released" and not self.positives:
+            raise ValueError("positives: source released needs the folder of the released positives "
+                             "(CC3M_positives: one <image>.json per image)")
 
 
 def word_lists(name: str) -> dict[str, tuple[str, ...]]:
@@ -208,6 +214,13 @@ def run_analogy(cfg: TsvlcAnalogyConfig, *, world, model, nlp, seed: int, out_di
         scenes = split.scenes()
         per_caption = [s for s, caps in zip(scenes, captions, strict=True) for _ in caps]
         positives = SceneParaphrases(np_rng(seed, "tsvlc", "analogy"))(flat, per_caption)
+    elif cfg.source == "released":
+        from ..config import expand_path
+        from ..formats.cc3m import read_released_positives
+
+        per_image = read_released_positives(expand_path(cfg.positives, "positives"),
+                                            [a["image"] for a in split.annotations()])
+        positives = [p for p, caps in zip(per_image, captions, strict=True) for _ in caps]
     else:
         from ..text.analogy import LlmAnalogies, load_causal_lm
 

@@ -125,6 +125,11 @@ class MethodConfig:
     epochs: float | None = None  # overrides finetune.epochs (a corpus of another size needs another length)
     sweep_epochs: float | None = None  # overrides finetune.sweep_epochs
     lr_grid: tuple[float, ...] | None = None  # overrides finetune.lr_grid (LoRA adapters want larger rates)
+    # the recipe's other knobs, overriding finetune's for this method (TSVLC's paper recipe: 512 pairs a step, 10,000
+    # warm-up steps, weight decay 0.1; NegCLIP's: 256, 50, 0.2)
+    batch_size: int | None = None
+    warmup_steps: int | None = None
+    weight_decay: float | None = None
     # the benchmarks its runs are scored on: None / 'all' = evaluate.benchmarks, a list = that subset on every chain,
     # {first_chain: ..., other_chains: ...} = per chain role (vlcomp.config.chain_benchmarks)
     benchmarks: tuple[str, ...] | str | dict[str, Any] | None = None
@@ -136,6 +141,13 @@ class MethodConfig:
             raise ValueError(f"init={self.init!r}: must be one of {', '.join(INITS)}")
         if self.init == "scratch" and self.model.lora is not None:
             raise ValueError("init=scratch with model.lora: a run from scratch trains every weight (no adapters)")
+        for k, low in (("batch_size", 1), ("warmup_steps", 0)):
+            v = getattr(self, k)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
+                raise ValueError(f"{k}={v!r}: must be an int >= {low} or null (the finetune section's)")
+        if self.weight_decay is not None and (isinstance(self.weight_decay, bool)
+                                              or not isinstance(self.weight_decay, int | float) or self.weight_decay < 0):
+            raise ValueError(f"weight_decay={self.weight_decay!r}: must be a number >= 0 or null (the finetune section's)")
         if self.lr_grid is not None and (not self.lr_grid or any(
                 isinstance(v, bool) or not isinstance(v, int | float) or not v > 0 for v in self.lr_grid)):
             raise ValueError(f"lr_grid={self.lr_grid!r}: must list positive learning rates (or be null)")

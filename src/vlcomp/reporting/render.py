@@ -140,6 +140,19 @@ def table_html(table: Table) -> str:
     return f'<div style="overflow-x:auto;max-width:100%">{body}</div>{below}'
 
 
+def show(out_dir: str | Path, name: str, table: Table) -> str:
+    """Save ``table`` as ``tables/<name>.{csv,md,tex}`` and return its HTML (legend and notes under it): what every
+    report notebook displays a table with."""
+    return table_html(save_table(table, out_dir, name))
+
+
+def show_or_missing(out_dir: str | Path, name: str, table: Table | None, missing: str) -> str:
+    """:func:`show` for a table, or the paragraph ``missing`` (how to produce it) when there is none yet."""
+    if table is None:
+        return "<p>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", missing) + "</p>"  # inline code as Markdown shows it
+    return show(out_dir, name, table)
+
+
 def figure_html(png: str | Path, legend: str = "", notes: Sequence[str] = ()) -> str:
     """A saved figure for the HTML report, embedded (the report opens offline), with its legend lines."""
     import base64

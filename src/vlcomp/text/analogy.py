@@ -80,6 +80,7 @@ from ..world.concepts import (
     SYNONYMS,
     WEB_ONLY_SHAPES,
 )
+from .perturb import _check_captions
 
 if TYPE_CHECKING:
     from ..world.scene import Scene
@@ -100,15 +101,6 @@ class AnalogyGenerator(Protocol):
     None."""
 
     def __call__(self, captions: list[str], scenes: list | None = None) -> list[str | None]: ...
-
-
-def _check_captions(captions: object, where: str) -> list[str]:
-    if isinstance(captions, str) or not isinstance(captions, Sequence):
-        raise ValueError(f"{where}: captions must be a list of str, got {type(captions).__name__}")
-    for i, c in enumerate(captions):
-        if not isinstance(c, str):
-            raise ValueError(f"{where}: captions[{i}] is {type(c).__name__}, not str: {c!r}")
-    return list(captions)
 
 
 def _same_text(a: str, b: str) -> bool:

@@ -224,6 +224,15 @@ def _bert_config(cfg: MlmConfig, tokenizer: PreTrainedTokenizerFast):  # -> Bert
     )
 
 
+def init_mlm(tokenizer: PreTrainedTokenizerFast, cfg: MlmConfig, *, seed: int) -> BertForMaskedLM:
+    """The random-init ``BertForMaskedLM`` of ``cfg`` over ``tokenizer``'s vocabulary, its weights drawn from
+    ``derive_seed(seed, "mlm", "init")`` (what :func:`train_mlm` starts from)."""
+    from transformers import BertForMaskedLM
+
+    with _global_seed(derive_seed(seed, "mlm", "init")):
+        return BertForMaskedLM(_bert_config(cfg, tokenizer))
+
+
 def train_mlm(
     corpus: list[str], cfg: MlmConfig, *, seed: int
 ) -> tuple[BertForMaskedLM, PreTrainedTokenizerFast, list[dict]]:
@@ -239,7 +248,6 @@ def train_mlm(
     linear decay. A batch in which nothing got selected (possible only for tiny batches) is skipped, its
     step counted. ``history``: one ``{"step", "epoch", "loss"}`` per optimizer step taken.
     """
-    from transformers import BertForMaskedLM
 
     if isinstance(corpus, str) or not isinstance(corpus, list | tuple):
         raise ValueError(f"train_mlm: corpus must be a list of str, got {type(corpus).__name__}")
@@ -262,8 +270,7 @@ def train_mlm(
         ids[i, : len(x)] = x
     all_ids = torch.from_numpy(ids)
 
-    with _global_seed(derive_seed(seed, "mlm", "init")):
-        model = BertForMaskedLM(_bert_config(cfg, tokenizer))
+    model = init_mlm(tokenizer, cfg, seed=seed)
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embeddings" not in n]
     no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "embeddings" not in n)]
     optim = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},

@@ -48,9 +48,15 @@ class FinetuneConfig:
             if not isinstance(lr, int | float) or lr <= 0:
                 raise ValueError(f"finetune.lr_grid: {lr!r} is not a positive learning rate")
 
-    def train_config(self, lr: float, epochs: float) -> TrainConfig:
-        return TrainConfig(lr=lr, epochs=epochs, batch_size=self.batch_size, warmup_steps=self.warmup_steps,
-                           weight_decay=self.weight_decay, text_buckets=self.text_buckets, precision=self.precision)
+    def train_config(self, lr: float, epochs: float, method: MethodConfig | None = None) -> TrainConfig:
+        """The recipe of one run at ``lr`` for ``epochs``: this section's, with ``method``'s own ``batch_size``,
+        ``warmup_steps`` and ``weight_decay`` where it sets them."""
+        def pick(key: str):
+            own = getattr(method, key) if method is not None else None
+            return getattr(self, key) if own is None else own
+
+        return TrainConfig(lr=lr, epochs=epochs, batch_size=pick("batch_size"), warmup_steps=pick("warmup_steps"),
+                           weight_decay=pick("weight_decay"), text_buckets=self.text_buckets, precision=self.precision)
 
 
 def finetune_config(values: dict) -> FinetuneConfig:
@@ -128,7 +134,8 @@ def select_lr(base: ModelSpec, data: FinetuneData | None, method: MethodConfig, 
         raise ValueError(f"select_lr {name}: a grid of {len(grid)} rates needs the fine-tuning data")
     tokenizer = get_tokenizer(base.tokenizer, base.arch, base.context_length)
     for lr in grid:
-        model, _ = finetune_one(base, data, method, cfg.train_config(lr, sweep_epochs), seed, f"lr-sweep/{name}/{lr}",
+        model, _ = finetune_one(base, data, method, cfg.train_config(lr, sweep_epochs, method), seed,
+                                f"lr-sweep/{name}/{lr}",
                                 device=device)
         metrics = val_retrieval(model.to(device), tokenizer, data.val.images, data.val.captions())
         results[repr(float(lr))] = metrics

@@ -11,11 +11,14 @@ from .loop import TrainConfig
 
 
 def model_spec(params: dict[str, Any], base: str | None = None) -> ModelSpec:
-    """``model`` as a :class:`ModelSpec`; with ``base`` (a key of ``bases``), that base's architecture where it is
-    another base model's (``bases.<base>.arch``: ``base_models.<kind>.arch``)."""
+    """``model`` as a :class:`ModelSpec`; with ``base`` (a key of ``bases``) of another base model
+    (``bases.<base>.model``), that base model's architecture (``base_models.<kind>.arch``, default ``model.arch``)
+    and its own weights (``base_models.<kind>.weights``, default none: ``model.weights`` are another model's)."""
     spec = build(ModelSpec, section(params, "model"), "model")
-    arch = section(params, f"bases.{base}").get("arch") if base is not None else None
-    return replace(spec, arch=arch) if arch else spec
+    values = section(params, f"bases.{base}") if base is not None else {}
+    if not values.get("model"):
+        return spec
+    return replace(spec, arch=values.get("arch") or spec.arch, weights=values.get("weights"))
 
 
 def base_loss(params: dict[str, Any], base: str) -> str:

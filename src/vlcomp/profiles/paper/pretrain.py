@@ -21,53 +21,54 @@ from ...models.factory import ModelSpec, create_model
 from ...models.weights import is_file_ref, load_into, read_state_dict
 
 
-def check_base_spec(spec: ModelSpec) -> None:
-    """``model.weights`` must be given; an OpenAI (QuickGELU) tag needs a QuickGELU architecture."""
+def check_base_spec(spec: ModelSpec, where: str = "model") -> None:
+    """``<where>.weights`` must be given (``where``: ``model``, or ``base_models.<kind>`` for another base model); an OpenAI (QuickGELU) tag needs a QuickGELU architecture."""
     import open_clip
 
     from ...models.factory import register_toy_configs
 
     if not spec.weights:
-        raise ValueError("model.weights: the paper profile starts from pretrained weights; give an open_clip tag "
+        raise ValueError(f"{where}.weights: the paper profile starts from pretrained weights; give an open_clip tag "
                          "(openai) or a state-dict file")
     register_toy_configs()
     cfg = open_clip.get_model_config(spec.arch)
     if cfg is None:
-        raise ValueError(f"model.arch={spec.arch!r}: not an open_clip architecture")
+        raise ValueError(f"{where}.arch={spec.arch!r}: not an open_clip architecture")
     if is_file_ref(spec.weights):
         return
     tag = open_clip.get_pretrained_cfg(spec.arch, spec.weights)
     if not tag:
         tags = ", ".join(open_clip.list_pretrained_tags_by_model(spec.arch)) or "(none)"
-        raise ValueError(f"model.weights={spec.weights!r}: not an open_clip tag of {spec.arch} (tags: {tags})")
+        raise ValueError(f"{where}.weights={spec.weights!r}: not an open_clip tag of {spec.arch} (tags: {tags})")
     if tag.get("quick_gelu", False) and not cfg.get("quick_gelu", False):
-        raise ValueError(f"model.arch={spec.arch!r} with model.weights={spec.weights!r}: these weights were trained "
-                         f"with QuickGELU but {spec.arch} builds GELU; set model.arch: {spec.arch}-quickgelu")
+        raise ValueError(f"{where}.arch={spec.arch!r} with {where}.weights={spec.weights!r}: these weights were trained "
+                         f"with QuickGELU but {spec.arch} builds GELU; set {where}.arch: {spec.arch}-quickgelu")
 
 
-def expand_weights(spec: ModelSpec) -> ModelSpec:
-    """``model.weights`` with ``$VAR`` and ``~`` expanded (an unset variable is an error naming it)."""
+def expand_weights(spec: ModelSpec, where: str = "model") -> ModelSpec:
+    """``<where>.weights`` with ``$VAR`` and ``~`` expanded (an unset variable is an error naming it)."""
     from dataclasses import replace
 
     if not spec.weights:
         return spec
     from ...config import expand_path
 
-    return replace(spec, weights=expand_path(spec.weights, "model.weights"))
+    return replace(spec, weights=expand_path(spec.weights, f"{where}.weights"))
 
 
-def resolve_base(spec: ModelSpec) -> torch.nn.Module:
-    """The base model with its pretrained weights loaded (CPU, eval mode)."""
-    spec = expand_weights(spec)
-    check_base_spec(spec)
+def resolve_base(spec: ModelSpec, where: str = "model") -> torch.nn.Module:
+    """The base model with its pretrained weights loaded (CPU, eval mode); errors name ``<where>.*``."""
+    spec = expand_weights(spec, where)
+    check_base_spec(spec, where)
     if is_file_ref(spec.weights):
         model = create_model(ModelSpec(spec.arch, None, spec.tokenizer, spec.context_length), init_seed=0)
-        load_into(model, read_state_dict(spec.weights, what="model.weights"), spec.weights, what="model.weights")
+        load_into(model, read_state_dict(spec.weights, what=f"{where}.weights"), spec.weights,
+                  what=f"{where}.weights")
         return model.eval()
     try:
         return create_model(spec).eval()
     except RuntimeError as e:  # open_clip cannot fetch the tag offline
-        raise ValueError(f"model.weights={spec.weights!r} ({spec.arch}): not in the local open_clip / Hugging Face "
+        raise ValueError(f"{where}.weights={spec.weights!r} ({spec.arch}): not in the local open_clip / Hugging Face "
                          f"cache and nothing is downloaded at run time; put the weights in the cache or give a "
                          f"state-dict file ({e})") from None
 
@@ -76,14 +77,17 @@ def base_model(params, world: str, *, base: str | None = None, seed: int = 0, on
                ) -> tuple[torch.nn.Module, list[dict], str]:
     """Stage ``pretrain@<base>`` (the toy profile's signature): ``(resolved model, empty history, "resolved:
     <weights>")``; ``world``, ``seed`` and ``on_log`` are unused, since nothing is trained. Another base model
-    (``base_models``: TSVLC's ViT-B/16 and CyCLIP R50 rows) has no released weights configured here yet: an error
-    naming it."""
+    (``bases.<base>.model``: TSVLC's ViT-B/16 and CyCLIP R50 rows) resolves its own released weights,
+    ``base_models.<kind>.weights`` (an open_clip tag, e.g. ViT-B-16-quickgelu + openai, or a state-dict file, e.g.
+    CyCLIP's released R50 checkpoint, whose ``state_dict`` / DDP ``module.`` wrapping is removed); none given is an
+    error naming that key."""
     from ...config import section
     from ...train.recipes import model_spec
 
     kind = section(params, f"bases.{base}").get("model") if base is not None else None
-    if kind:
-        raise ValueError(f"params: bases.{base} is base model {kind!r}; the paper profile resolves only model.weights "
-                         "(no released weights are configured for base_models yet)")
-    spec = model_spec(params)
-    return resolve_base(spec), [], f"resolved: {spec.weights}"
+    spec = model_spec(params, base)
+    if kind and not spec.weights:
+        raise ValueError(f"params: base_models.{kind}.weights is not set: the paper profile resolves base model "
+                         f"{kind!r} (bases.{base}, {spec.arch}) from its released weights, an open_clip tag in the "
+                         "local cache or a state-dict file (profiles/paper.yaml)")
+    return resolve_base(spec, f"base_models.{kind}" if kind else "model"), [], f"resolved: {spec.weights}"

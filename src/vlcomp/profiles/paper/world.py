@@ -16,6 +16,10 @@ Two annotation layouts are read, both BLIP's Karpathy files (the ones ARO and th
 - one record per image, ``{"image": str, "caption": [str, ...]}`` (``coco_karpathy_val.json``, ``_test.json``,
   ``flickr30k_test.json``): image keys must be unique.
 
+A split with ``format: caption_tsv`` is read from TSVLC's CC3M layout instead (``train_with_cap.csv``: tab-separated
+``file`` and ``caption`` columns, one row per image; :mod:`vlcomp.formats.cc3m`), the format of TSVLC's CC3M and
+of the LAION subset (``laion``: see profiles/paper.yaml).
+
 Captions are kept as written (stripped), not ``pre_caption``-cleaned: the NegCLIP fork trains on the raw COCO
 captions; the ARO evaluation loaders clean their own copies. Each split is written as the toy world's split is
 (``<split>/captions.json`` in the Karpathy layout) plus ``<split>/index.json`` (image root, the images in caption
@@ -31,19 +35,28 @@ from pathlib import Path
 from typing import Any
 
 from ...config import build, expand_inputs
+from ...formats.cc3m import read_caption_tsv
 from ...formats.karpathy import read_caption_file
 from ...io import sha256_file, write_json
 
 INDEX_FORMAT = "vlcomp-paper-split/1"
+#: ``world.splits.<name>.format`` -> the reader of its annotation file.
+CAPTION_FORMATS = {"karpathy": read_caption_file, "caption_tsv": read_caption_tsv}
 
 
 @dataclass(frozen=True)
 class PaperSplitSpec:
-    """``world.splits.<name>`` in the paper profile."""
+    """``world.splits.<name>`` in the paper profile: the caption file (``format``: ``karpathy``, BLIP's JSON in
+    either layout; ``caption_tsv``, TSVLC's CC3M ``*_with_cap.csv``) and the folder its image paths are relative to."""
 
     annotations: str
     images: str
     description: str = ""
+    format: str = "karpathy"
+
+    def __post_init__(self) -> None:
+        if self.format not in CAPTION_FORMATS:
+            raise ValueError(f"format={self.format!r}: must be one of {', '.join(CAPTION_FORMATS)}")
 
 
 @dataclass(frozen=True)
@@ -65,14 +78,14 @@ def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dic
         if not isinstance(spec, Mapping):
             raise ValueError(f"params: world.splits.{name} must be a mapping with `annotations` and `images`")
         s = build(PaperSplitSpec, dict(spec), f"world.splits.{name}")
-        specs[name] = PaperSplitSpec(expand_inputs(s.annotations), expand_inputs(s.images), s.description)
+        specs[name] = PaperSplitSpec(expand_inputs(s.annotations), expand_inputs(s.images), s.description, s.format)
     return build(PaperWorldConfig, w, "world"), specs
 
 
 def read_split(name: str, spec: PaperSplitSpec) -> list[dict]:
     """The split's caption records, after checking that its image folder holds every image they name (the world
     stage and the doctor both check a split this way)."""
-    records = read_caption_file(spec.annotations)
+    records = CAPTION_FORMATS[spec.format](spec.annotations)
     root = Path(spec.images)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: image folder of split {name!r} not found (world.splits.{name}.images)")
@@ -93,7 +106,8 @@ def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path)
     write_json(d / "index.json", {
         "format": INDEX_FORMAT, "image_root": str(root.resolve()), "images": [r["image"] for r in records],
         "image_size": image_size, "annotations": str(Path(spec.annotations).resolve()),
-        "annotations_sha256": sha256_file(spec.annotations), "description": spec.description})
+        "annotations_sha256": sha256_file(spec.annotations), "annotations_format": spec.format,
+        "description": spec.description})
     return {"n_images": len(records), "n_captions": sum(len(r["caption"]) for r in records)}
 
 

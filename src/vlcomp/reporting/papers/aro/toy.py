@@ -39,7 +39,14 @@ from ...collect import (  # noqa: E402
 from ...items import Bootstrap  # noqa: E402
 from ...ledger import Evidence, ledger_shown, ledger_table, rule_markdown  # noqa: E402
 from ...paper_values import load_paper_values  # noqa: E402
-from ...render import Table, cell, figure_html, save_figure, save_table, table_html  # noqa: E402
+from ...render import (  # noqa: E402
+    Table,
+    cell,
+    figure_html,
+    save_figure,
+    show,  # noqa: F401  (the notebook displays tables through R.show)
+    show_or_missing,  # noqa: F401
+)
 from ...tree import PROVENANCE_LEGEND, TOY_PROFILE, read_params  # noqa: E402
 from .. import PAPERS  # noqa: E402
 from . import NAME, figures, tables  # noqa: E402
@@ -84,20 +91,6 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
         long = with_mean(long, tables.radar_retrieval_key(ds), tables.radar_retrieval_parts(ds))
     return ReportContext(long, summary(long), load_paper_values(NAME), params, Path(world_dir), Path(benchmarks_dir),
                          Path(models_dir), methods_of(params, NAME), Path(metrics_dir))
-
-
-def show(out_dir: str | Path, name: str, table: Table) -> str:
-    """Save ``table`` as ``tables/<name>.{csv,md,tex}`` and return its HTML (legend and notes under it)."""
-    return table_html(save_table(table, out_dir, name))
-
-
-def show_or_missing(out_dir: str | Path, name: str, table: Table | None, missing: str) -> str:
-    """:func:`show` for a table, or the paragraph ``missing`` (how to produce it) when there is none yet."""
-    if table is None:
-        import re
-
-        return "<p>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", missing) + "</p>"  # inline code as Markdown shows it
-    return show(out_dir, name, table)
 
 
 def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:

@@ -115,10 +115,11 @@ def paper_table(long: pd.DataFrame, summ: pd.DataFrame, methods: Methods,
     return df.astype({"n": "Int64"})
 
 
-def shown_wide(long: pd.DataFrame, deltas: bool = True) -> pd.DataFrame:
-    """For reading: one row per table row (``row``, the paper's row name, ``runs``), per column a toy cell in
-    percent (mean ± sd over chains and, with ``deltas``, ``(Δ mean ± sd)`` vs CLIP of the same chain; ``not
-    run``) and the paper's cell as printed; a ``note`` column when any row has one."""
+def shown_wide(long: pd.DataFrame, deltas: bool = True, measured: str = "toy") -> pd.DataFrame:
+    """For reading: one row per table row (``row``, the paper's row name, ``runs``), per column a measured cell
+    (headed ``<column> (<measured>, %)``: ``toy``, or ``reproduced`` in the paper profile) in percent (mean ± sd
+    over chains and, with ``deltas``, ``(Δ mean ± sd)`` vs CLIP of the same chain; ``not run``) and the paper's
+    cell as printed; a ``note`` column when any row has one."""
     out: dict[str, dict[str, Any]] = {}
     labels = list(dict.fromkeys(long["column"]))
     has_paper = {c: bool((long.loc[long["column"] == c, "paper_text"] != "").any()) for c in labels}
@@ -131,7 +132,7 @@ def shown_wide(long: pd.DataFrame, deltas: bool = True) -> pd.DataFrame:
             toy = pct(r["mean"], r["spread"], n)
             if deltas and toy and not math.isnan(r["delta_mean"]):
                 toy += f" (Δ {pct(r['delta_mean'], r['delta_spread'], n, signed=True)})"
-        row[f"{r['column']} (toy, %)"] = toy
+        row[f"{r['column']} ({measured}, %)"] = toy
         if has_paper[r["column"]]:
             row[f"{r['column']} (paper)"] = (f"{r['paper_text']} ({r['paper_delta_text']})"
                                              if r["paper_delta_text"] else r["paper_text"])

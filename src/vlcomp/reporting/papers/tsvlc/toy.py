@@ -30,9 +30,8 @@ from ...collect import (
 )
 from ...items import Bootstrap
 from ...ledger import Evidence, ledger_shown, ledger_table, rule_markdown
-from ...render import Table, figure_html, save_figure
+from ...render import Table, figure_html, save_figure, show, show_or_missing  # noqa: F401 (for the notebook)
 from ...tree import BASE_METHOD, PROVENANCE_LEGEND, TOY_PROFILE, read_params
-from ..aro.toy import show, show_or_missing  # noqa: F401  (re-exported for the notebook)
 from . import NAME, claims, examples, figures, tables
 from . import printed as P
 from .inconsistencies import notes as paper_notes
@@ -42,7 +41,7 @@ MAIN = figures.F3_SERIES
 #: S4 compares these two (catalog: RB+LLM right where CLIP+LoRA is wrong, and the reverse).
 S4_PAIR = ("tsvlc_rbllm", "tsvlc_lora")
 SINGLE = "A row marked *1 chain (b0)* is a single run: no spread."
-DELTA_LEGEND = ("Toy cells in percent (the metrics' fractions x 100): mean ± sample sd over the row's "
+DELTA_LEGEND = ("{cells} cells in percent (the metrics' fractions x 100): mean ± sample sd over the row's "
                 "chains; (Δ ...) = the model minus CLIP of its own chain (`clip-b<k>`), computed per chain, "
                 "then mean ± sd. Paper cells as printed, deltas against the un-fine-tuned CLIP of the "
                 "section.")
@@ -71,6 +70,15 @@ class ReportContext:
         aro = methods_of(self.params, "aro")
         bases = claims.base_model_labels(self.params)
         return Methods((*self.methods.order, *self.cross, *bases), {**aro.labels, **self.methods.labels, **bases})
+
+    @property
+    def measured(self) -> str:
+        """What the tables call this pipeline's values: ``toy`` in the toy profile, ``reproduced`` in the paper
+        profile (real data and weights)."""
+        return "toy" if self.profile == TOY_PROFILE else "reproduced"
+
+    def wide(self, long: pd.DataFrame, deltas: bool = True) -> pd.DataFrame:
+        return tables.shown_wide(long, deltas=deltas, measured=self.measured)
 
     @property
     def seed(self) -> int:
@@ -177,24 +185,25 @@ def t1a(ctx: ReportContext) -> Table:
     cross = ", ".join(ctx.all_methods.label(m) for m in ctx.cross)
     extra = [f"*Cross-evaluation rows* ({cross}): {tables.CROSS}; they run the same VL-CheckList and "
              "ELEVATER twins."] if ctx.cross else []
-    return Table(long, tables.shown_wide(long), ctx.legend(_keys(long), _shown_methods(long)),
-                 [DELTA_LEGEND, *extra, *paper_notes(("TSVLC-T1a",))])
+    return Table(long, ctx.wide(long), ctx.legend(_keys(long), _shown_methods(long)),
+                 [DELTA_LEGEND.format(cells=ctx.measured.capitalize()), *extra, *paper_notes(("TSVLC-T1a",))])
 
 
 SECTION_ARTIFACTS = tuple(a for a in P.SECTIONS if a != "TSVLC-T1a")
 
 
-def section_markdown(artifact: str) -> str:
-    title, toy = P.SECTIONS[artifact]
-    return f"**{artifact}, Table 1{artifact[-1]}: {title}.** The toy: {toy}."
+def section_markdown(artifact: str, toy: bool = True) -> str:
+    """The section's title line; with ``toy``, the toy setting that stands for it."""
+    title, setting = P.SECTIONS[artifact]
+    return f"**{artifact}, Table 1{artifact[-1]}: {title}.**" + (f" The toy: {setting}." if toy else "")
 
 
 def t1_section(ctx: ReportContext, artifact: str) -> Table:
     """TSVLC-T1b..T1g: one section of Table 1, deltas against the section's first row on the same chain."""
     long = tables.table_t1_section(ctx.long, ctx.summ, ctx.all_methods, artifact)
     baseline = ctx.all_methods.label(long["method"].iloc[0]) if len(long) else "?"
-    return Table(long, tables.shown_wide(long), ctx.legend(_keys(long), _shown_methods(long)),
-                 [f"Toy cells in percent; (Δ ...) = the row minus the section's first row ({baseline}) on the same "
+    return Table(long, ctx.wide(long), ctx.legend(_keys(long), _shown_methods(long)),
+                 [f"{ctx.measured.capitalize()} cells in percent; (Δ ...) = the row minus the section's first row ({baseline}) on the same "
                   "chain, as the paper's deltas are against its section's baseline. Every row of this section "
                   "runs on chain b0 only (one seed: an ablation-grade row, no spread) unless its runs column "
                   "says otherwise.", *paper_notes((artifact,))])
@@ -202,16 +211,16 @@ def t1_section(ctx: ReportContext, artifact: str) -> Table:
 
 def t2(ctx: ReportContext) -> Table:
     long = tables.table_t2(ctx.long, ctx.summ, ctx.all_methods)
-    return Table(long, tables.shown_wide(long), ctx.legend(_keys(long), _shown_methods(long)),
-                 [DELTA_LEGEND, "*w/o Neg Loss* here: the RB+LLM negatives appended to the contrastive "
+    return Table(long, ctx.wide(long), ctx.legend(_keys(long), _shown_methods(long)),
+                 [DELTA_LEGEND.format(cells=ctx.measured.capitalize()), "*w/o Neg Loss* here: the RB+LLM negatives appended to the contrastive "
                   "loss's image->text columns, no separate negatives loss (`loss_args`).",
                   *paper_notes(("TSVLC-T2",))])
 
 
 def t3(ctx: ReportContext) -> Table:
     long = tables.table_t3(ctx.long, ctx.summ, ctx.all_methods)
-    return Table(long, tables.shown_wide(long, deltas=False), ctx.legend(_keys(long), _shown_methods(long)),
-                 ["Toy cells in percent: mean ± sample sd over the row's chains; paper cells as printed "
+    return Table(long, ctx.wide(long, deltas=False), ctx.legend(_keys(long), _shown_methods(long)),
+                 [f"{ctx.measured.capitalize()} cells in percent: mean ± sample sd over the row's chains; paper cells as printed "
                   "(Table 3 prints no deltas).", *paper_notes(("TSVLC-T3",))])
 
 
