@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from ..text.test_analogy import _word_tokenizer
 from .formats import merged
 from .helpers import write_noise
 
@@ -91,18 +92,6 @@ def build_fixture(root: Path) -> dict:
 TSVLC_ROWS = ["tsvlc_combined", "tsvlc_cyclip_lora"]
 
 
-def _word_tokenizer(texts: list[str], **special):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    pre = pre_tokenizers.Whitespace()
-    words = sorted({w for t in texts for w, _ in pre.pre_tokenize_str(t)})
-    vocab = {w: i for i, w in enumerate([*special.values(), *words])}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token=special["unk_token"]))
-    tok.pre_tokenizer = pre
-    return PreTrainedTokenizerFast(tokenizer_object=tok, **special)
-
-
 def tsvlc_fixture(root: Path, params: dict) -> dict:
     """TSVLC's inputs in the authors' layouts (CC3M and LAION as two-column TSVs with their images, released
     positives as one JSON per image), a tiny masked LM and a tiny causal LM saved as folders (standing for
@@ -133,7 +122,7 @@ def tsvlc_fixture(root: Path, params: dict) -> dict:
     model, tok, _ = train_mlm(caps, MlmConfig(hidden=16, layers=1, heads=2, intermediate=32, epochs=1, batch_size=8),
                               seed=0)
     save_mlm(model, tok, root / "mlm")
-    tok = _word_tokenizer([build_prompt(c) for c in caps], pad_token="<pad>", unk_token="<unk>", eos_token="</s>")
+    tok = _word_tokenizer([build_prompt(c) for c in caps])
     torch.manual_seed(0)
     lm = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=len(tok), n_positions=256,
                                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
