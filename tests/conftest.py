@@ -40,3 +40,23 @@ def torch_generator() -> torch.Generator:
 def real_samples() -> Path:
     """``../shared/real_samples`` (tests using it skip themselves when a file is absent)."""
     return REAL_SAMPLES
+
+
+def word_level_tokenizer(texts: list[str]):
+    """A word-level Hugging Face tokenizer over the words of ``texts`` (``<pad>``, ``<unk>``, ``</s>`` first): tiny
+    causal LMs in tests (the analogy generator's tests and the paper-profile pipeline fixture) are built on it."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    pre = pre_tokenizers.Whitespace()
+    words = sorted({w for t in texts for w, _ in pre.pre_tokenize_str(t)})
+    vocab = {w: i for i, w in enumerate(["<pad>", "<unk>", "</s>", *words])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", eos_token="</s>")
+
+
+@pytest.fixture(scope="session")
+def word_tokenizer():
+    """:func:`word_level_tokenizer`, as a fixture (test folders are separate packages: no cross-folder imports)."""
+    return word_level_tokenizer

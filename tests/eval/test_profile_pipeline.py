@@ -21,7 +21,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ..text.test_analogy import _word_tokenizer
 from .formats import merged
 from .helpers import write_noise
 
@@ -44,7 +43,7 @@ def _captions(n_images: int) -> list[list[str]]:
             for i in range(n_images)]
 
 
-def build_fixture(root: Path) -> dict:
+def build_fixture(root: Path, word_tokenizer) -> dict:
     """Write the fixture data under ``root``; returns the paper-profile params pointing at it."""
     import torch
 
@@ -80,7 +79,7 @@ def build_fixture(root: Path) -> dict:
     params["paper_evaluate"] = {"models": ["clip"], "device": "cpu"}
     params["evaluate"]["benchmarks"] = BENCHMARKS
     params["benchmarks"].update(order_seeds=2, shuffle_seeds=1)
-    params.update(tsvlc_fixture(root, params))
+    params.update(tsvlc_fixture(root, params, word_tokenizer))
     from vlcomp.config import derive_variants
 
     return derive_variants(params)  # bases, mining, generating, selections, variants of the fixture's seeds
@@ -92,7 +91,7 @@ def build_fixture(root: Path) -> dict:
 TSVLC_ROWS = ["tsvlc_combined", "tsvlc_cyclip_lora"]
 
 
-def tsvlc_fixture(root: Path, params: dict) -> dict:
+def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
     """TSVLC's inputs in the authors' layouts (CC3M and LAION as two-column TSVs with their images, released
     positives as one JSON per image), a tiny masked LM and a tiny causal LM saved as folders (standing for
     distilroberta-base and BLOOM-560m), a CyCLIP-format checkpoint (``state_dict`` of a DDP model); the params
@@ -122,7 +121,7 @@ def tsvlc_fixture(root: Path, params: dict) -> dict:
     model, tok, _ = train_mlm(caps, MlmConfig(hidden=16, layers=1, heads=2, intermediate=32, epochs=1, batch_size=8),
                               seed=0)
     save_mlm(model, tok, root / "mlm")
-    tok = _word_tokenizer([build_prompt(c) for c in caps])
+    tok = word_tokenizer([build_prompt(c) for c in caps])
     torch.manual_seed(0)
     lm = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=len(tok), n_positions=256,
                                     bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id,
@@ -151,14 +150,14 @@ def tsvlc_fixture(root: Path, params: dict) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.spacy
-def test_paper_profile_dvc_repro(tmp_path):
+def test_paper_profile_dvc_repro(tmp_path, word_tokenizer):
     sys.path.insert(0, str(REPO / "scripts"))
     try:
         from smoke import prepare, run
     finally:
         sys.path.remove(str(REPO / "scripts"))
 
-    params = build_fixture(tmp_path / "ext")
+    params = build_fixture(tmp_path / "ext", word_tokenizer)
     assert params["profile"] == "paper"
     work = tmp_path / "ws"
     work.mkdir()

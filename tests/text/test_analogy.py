@@ -53,23 +53,11 @@ CAPTIONS = [
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _word_tokenizer(texts: list[str]):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    pre = pre_tokenizers.Whitespace()
-    words = sorted({w for t in texts for w, _ in pre.pre_tokenize_str(t)})
-    vocab = {w: i for i, w in enumerate(["<pad>", "<unk>", "</s>", *words])}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>", eos_token="</s>")
-
-
 @pytest.fixture(scope="module")
-def tiny_lm():
+def tiny_lm(word_tokenizer):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    tok = _word_tokenizer([build_prompt(c) for c in CAPTIONS] + ["red circle square blue"])
+    tok = word_tokenizer([build_prompt(c) for c in CAPTIONS] + ["red circle square blue"])
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=len(tok), n_positions=256, initializer_range=0.5,
                      bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
@@ -163,9 +151,9 @@ class ScriptedLM:
     ("", None),  # nothing generated (eos at once)
     ("a red circle to the left of a blue square . a cat", None),  # the caption itself
 ])
-def test_cut_and_invalid_rules(continuation: str, expected: str | None) -> None:
+def test_cut_and_invalid_rules(continuation: str, expected: str | None, word_tokenizer) -> None:
     caption = CAPTIONS[0]
-    tok = _word_tokenizer([build_prompt(caption), continuation])
+    tok = word_tokenizer([build_prompt(caption), continuation])
     gen = LlmAnalogies(ScriptedLM(tok, [continuation, continuation]), tok, batch_size=2)
     assert gen([caption, caption]) == [expected, expected]
 
