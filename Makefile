@@ -26,8 +26,8 @@ repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro, JOBS (d
 smoke: $(STAMP)            ## the whole DAG at smoke size in a temporary workspace
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/smoke.py
 
-test: $(STAMP)             ## unit tests + the pipeline smoke test
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest
+test: $(STAMP)             ## unit tests + the pipeline smoke test, one pytest-xdist worker per core, a test file at a time
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 bench: $(STAMP)            ## throughput benchmarks (numbers, not assertions)
 	$(BIN)/python perf/bench_text.py --out perf/results/bench_text.json

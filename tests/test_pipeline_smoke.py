@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+@pytest.mark.pipeline
 @pytest.mark.spacy
 def test_smoke_pipeline(tmp_path):
     work = tmp_path / "ws"

@@ -149,6 +149,7 @@ def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.pipeline
 @pytest.mark.spacy
 def test_paper_profile_dvc_repro(tmp_path, word_tokenizer):
     sys.path.insert(0, str(REPO / "scripts"))
