@@ -326,7 +326,7 @@ from vlcomp.reporting.papers.aro import comparison as A  # noqa: E402
 from vlcomp.reporting.papers.aro.inconsistencies import notes  # noqa: E402
 
 tree = A.load(metrics_dir, params_path, models_dir)
-display(Markdown(T.intro_markdown(tree, "aro")))
+display(Markdown(A.intro_markdown(tree)))
 
 # %% [markdown] tags=["profile-paper"]
 # ## ARO-T6 — CLIP vs CLIP-FT vs NegCLIP (Table 6)

@@ -15,32 +15,36 @@ Needs a finished pipeline run (``make repro``). Usage:
 
 from __future__ import annotations
 
-import argparse
-import os
-import re
-import tempfile
-import time
-from pathlib import Path
+from vlcomp.determinism import pin_environment
 
-import numpy as np
-import pandas as pd
-import torch
+pin_environment()  # the stages' CPU kernel pin, before torch runs anything: rows comparable with theirs
 
-from vlcomp.config import build, load_params, section
-from vlcomp.eval.run import score_benchmarks
-from vlcomp.generators.negclip import NegClipMineConfig
-from vlcomp.generators.negclip import run as mine_negclip
-from vlcomp.io import atomic_path, read_json
-from vlcomp.methods import method_config
-from vlcomp.models.encode import encode_images, encode_texts
-from vlcomp.models.factory import create_model
-from vlcomp.models.scorers import toy_scorer
-from vlcomp.text.nlp import load_spacy
-from vlcomp.text.tokenizer import get_tokenizer
-from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights
-from vlcomp.train.recipes import model_spec
-from vlcomp.world import Split, world_configs
-from vlcomp.world.generate import generate_world
+import argparse  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import torch  # noqa: E402
+
+from vlcomp.config import build, load_params, section  # noqa: E402
+from vlcomp.eval.run import score_benchmarks  # noqa: E402
+from vlcomp.generators.negclip import NegClipMineConfig  # noqa: E402
+from vlcomp.generators.negclip import run as mine_negclip  # noqa: E402
+from vlcomp.io import atomic_path, read_json  # noqa: E402
+from vlcomp.methods import method_config  # noqa: E402
+from vlcomp.models.encode import encode_images, encode_texts  # noqa: E402
+from vlcomp.models.factory import create_model  # noqa: E402
+from vlcomp.models.scorers import toy_scorer  # noqa: E402
+from vlcomp.text.nlp import load_spacy  # noqa: E402
+from vlcomp.text.tokenizer import get_tokenizer  # noqa: E402
+from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights  # noqa: E402
+from vlcomp.train.recipes import model_spec  # noqa: E402
+from vlcomp.world import Split, world_configs  # noqa: E402
+from vlcomp.world.generate import generate_world  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 KEYS = ("aro/vg_relation/macro_acc", "aro/vg_relation/wrong_image_macro_acc", "aro/vg_relation/text_swap_cosine",

@@ -14,24 +14,28 @@ Needs a finished pipeline run (``make repro``). Usage:
 
 from __future__ import annotations
 
-import argparse
-import os
-import time
-from dataclasses import replace
-from pathlib import Path
+from vlcomp.determinism import pin_environment
 
-import pandas as pd
-import torch
+pin_environment()  # the stages' CPU kernel pin, before torch runs anything: rows comparable with theirs
 
-from vlcomp.config import chain_seed, load_params, section
-from vlcomp.eval.run import score_benchmarks
-from vlcomp.io import atomic_path
-from vlcomp.methods import method_config
-from vlcomp.models.scorers import toy_scorer
-from vlcomp.seeding import derive_seed
-from vlcomp.text.tokenizer import get_tokenizer
-from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights
-from vlcomp.train.recipes import model_spec
+import argparse  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+from dataclasses import replace  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
+import torch  # noqa: E402
+
+from vlcomp.config import chain_seed, load_params, section  # noqa: E402
+from vlcomp.eval.run import score_benchmarks  # noqa: E402
+from vlcomp.io import atomic_path  # noqa: E402
+from vlcomp.methods import method_config  # noqa: E402
+from vlcomp.models.scorers import toy_scorer  # noqa: E402
+from vlcomp.seeding import derive_seed  # noqa: E402
+from vlcomp.text.tokenizer import get_tokenizer  # noqa: E402
+from vlcomp.train.finetune import FinetuneData, finetune_config, finetune_one, training_split, with_weights  # noqa: E402
+from vlcomp.train.recipes import model_spec  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "calibration" / "tsvlc_lora_budget.csv"

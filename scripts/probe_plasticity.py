@@ -27,28 +27,32 @@ Usage: python scripts/probe_plasticity.py --start base --steps 600 [--world data
 
 from __future__ import annotations
 
-import argparse
-import math
-import time
-from pathlib import Path
+from vlcomp.determinism import pin_environment
 
-import numpy as np
-import pandas as pd
-import torch
-import torch.nn.functional as F
+pin_environment()  # the stages' CPU kernel pin, before torch runs anything: rows comparable with theirs
 
-from vlcomp.benchmarks import BENCHMARKS
-from vlcomp.eval.inputs import read_manifest
-from vlcomp.io import atomic_path, read_json
-from vlcomp.models.encode import clip_forward, encode_images, encode_texts
-from vlcomp.models.factory import ModelSpec, create_model, to_tensor
-from vlcomp.models.scorers import toy_scorer
-from vlcomp.seeding import derive_seed, np_rng
-from vlcomp.text.tokenizer import get_tokenizer
-from vlcomp.tracking import git_commit
-from vlcomp.train.loop import lr_at
-from vlcomp.world import Split
-from vlcomp.world.concepts import RELATIONS
+import argparse  # noqa: E402
+import math  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from vlcomp.benchmarks import BENCHMARKS  # noqa: E402
+from vlcomp.eval.inputs import read_manifest  # noqa: E402
+from vlcomp.io import atomic_path, read_json  # noqa: E402
+from vlcomp.models.encode import clip_forward, encode_images, encode_texts  # noqa: E402
+from vlcomp.models.factory import ModelSpec, create_model, to_tensor  # noqa: E402
+from vlcomp.models.scorers import toy_scorer  # noqa: E402
+from vlcomp.seeding import derive_seed, np_rng  # noqa: E402
+from vlcomp.text.tokenizer import get_tokenizer  # noqa: E402
+from vlcomp.tracking import git_commit  # noqa: E402
+from vlcomp.train.loop import lr_at  # noqa: E402
+from vlcomp.world import Split  # noqa: E402
+from vlcomp.world.concepts import RELATIONS  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SPATIAL = ("to the left of", "to the right of", "above", "below")

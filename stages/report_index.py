@@ -21,7 +21,7 @@ def main() -> None:
     args = p.parse_args()
     from vlcomp.config import load_params
     from vlcomp.eval.run import evaluation_benchmarks
-    from vlcomp.reporting.collect import collect, methods_of
+    from vlcomp.reporting.collect import collect, ignored_models, methods_of
     from vlcomp.reporting.index_page import landing_page, paper_report
     from vlcomp.reporting.matrix import not_expressible, not_expressible_html, write_matrix
     from vlcomp.reporting.papers import papers_of
@@ -37,7 +37,8 @@ def main() -> None:
     left_out.to_csv(Path(args.matrix) / "not_expressible.csv", index=False)
     extra = not_expressible_html(left_out) if params["profile"] == "toy" else ""
     with atomic_path(args.out) as tmp:
-        tmp.write_text(landing_page(papers, params, long, methods, benchmarks, matrix, extra))
+        tmp.write_text(landing_page(papers, params, long, methods, benchmarks, matrix, extra,
+                                     ignored_models(args.metrics, params)))
     log_summaries(long, profile=params["profile"], params=params)  # a view in MLflow; no stage reads it
 
 

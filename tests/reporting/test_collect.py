@@ -14,6 +14,7 @@ import pytest
 from vlcomp.reporting.collect import (
     chains,
     collect,
+    ignored_models,
     methods_of,
     provenance,
     runs_phrase,
@@ -59,6 +60,22 @@ def test_long_table_has_one_row_per_model_and_metric_with_its_chain(tmp_path):
     r = prov[prov["model"] == "negclip-b1s0"].iloc[0]
     assert r["run_record"] == "runs/evaluate@negclip-b1s0.json"
     assert r["mlflow_runs"] == "experiment evaluate: tags.dvc_stage = 'evaluate@negclip-b1s0'"
+
+
+def test_folders_params_no_longer_define_are_left_out_and_named(tmp_path):
+    _write(tmp_path / "negclip-b0s0", {"a": 0.75}, {"model": "negclip-b0s0", "method": "negclip", "base": "b0",
+                                                   "seed": 0})
+    # a renamed row's old output, left in the workspace by DVC: same method, a chain params no longer have
+    _write(tmp_path / "negclip_old-b0s0", {"a": 0.1}, {"model": "negclip_old-b0s0", "method": "negclip",
+                                                       "base": "b0", "seed": 0})
+    _write(tmp_path / "clip-b2", {"a": 0.2}, {"model": "clip-b2", "method": "clip", "base": "b2", "seed": None})
+    assert ignored_models(tmp_path, PARAMS) == ["clip-b2", "negclip_old-b0s0"]
+    long = collect(tmp_path, PARAMS)
+    assert list(long["model"]) == ["negclip-b0s0"] and list(long["value"]) == [0.75]
+    # params without bases / variants (the legacy single-base layout) define no set: every folder is read
+    assert ignored_models(tmp_path, {}) == [] and sorted(set(collect(tmp_path)["model"])) == [
+        "clip-b2", "negclip-b0s0", "negclip_old-b0s0"]
+    assert ignored_models(tmp_path / "absent", PARAMS) == []
 
 
 def test_missing_provenance_and_malformed_metrics_are_named(tmp_path):

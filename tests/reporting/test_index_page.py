@@ -62,4 +62,6 @@ def test_landing_page_has_papers_runs_matrix_and_mlflow(tmp_path):
                  "<h2>Run records and the MLflow UI</h2>", ui_url(), "make ui", "tags.dvc_stage",
                  "runs/&lt;dvc_stage&gt;.json", "sqlite:///mlflow.db"):
         assert text in page, text
-    assert not NAN.search(page)
+    assert not NAN.search(page) and "Left out of every table" not in page
+    stale = landing_page([], PARAMS, _long(), methods, ["vg_relation"], matrix, ignored=["negclip_old-b0s0"])
+    assert "Left out of every table: <code>metrics/negclip_old-b0s0</code>" in stale

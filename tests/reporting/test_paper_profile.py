@@ -121,11 +121,24 @@ def test_toy_folder_is_ignored_and_expected_models_are_missing(tree):
     assert [m.name for m in tree.present(T.RELEASED)] == ["negclip", "ceclip", "conclip", "blip"]  # params order
     assert [m.name for m in tree.missing(T.RELEASED)] == ["clip", "flava"]
     assert [(d.name, why) for d, why in tree.ignored] == [("clip_ft-b0s1", "profile 'toy', not 'paper'")]
-    intro = T.intro_markdown(tree, "aro")
+    intro = A.intro_markdown(tree)
     assert "missing: `clip_ft-b0s1`" in intro and "missing: `clip`, `flava`" in intro
     assert "clip_ft-b0s1` (profile 'toy'" in intro
     # the toy leftover's 0.99 appears nowhere
     assert 0.99 not in set(A.order_table(tree)["reproduced"].dropna())
+
+
+def test_aro_intro_lists_aro_models_only(tmp_path):
+    params = {**PARAMS, "methods": {**PARAMS["methods"], "tsvlc_combined": {"paper": "tsvlc", "loss": "tsvlc"}},
+              "variants": {**PARAMS["variants"],
+                           "tsvlc_combined-b0s0": {"method": "tsvlc_combined", "base": "b0", "seed": 0}}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    _write(tmp_path / "metrics" / "negclip-b0s0", METRICS["negclip-b0s0"], _prov("negclip-b0s0", "negclip", 0))
+    tree = A.load(tmp_path / "metrics", tmp_path / "params.yaml")
+    assert "tsvlc_combined-b0s0" in [m.name for m in tree.missing(T.PIPELINE)]  # the tree has every model
+    intro = A.intro_markdown(tree)  # ARO's introduction lists ARO's (TSVLC's rows are in TSVLC's report)
+    assert "present: `negclip-b0s0`; missing: `clip-b0`, `clip_ft-b0s0`, `clip_ft-b0s1`, `negclip-b0s1`." in intro
+    assert "tsvlc" not in intro and "`negclip` (loss=negclip)" in intro
 
 
 def test_no_paper_folder_says_so_and_still_builds_every_table(tmp_path):
@@ -134,7 +147,7 @@ def test_no_paper_folder_says_so_and_still_builds_every_table(tmp_path):
     _write(metrics / "negclip-b0s0", {"aro/coco_order/acc": 0.5}, None)  # no provenance: not paper either
     tree = A.load(metrics, tmp_path / "absent.yaml")
     assert tree.present() == []
-    assert "No paper-profile metrics found" in T.intro_markdown(tree, "aro")
+    assert "No paper-profile metrics found" in A.intro_markdown(tree)
     assert {why for _, why in tree.ignored} == {"profile 'toy', not 'paper'", "no provenance.json"}
     t6 = A.t6(tree)
     assert t6["reproduced"].isna().all()

@@ -22,7 +22,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .tree import BASE_METHOD, Chain, chain_of, model_dirs, read_metrics, read_provenance, run_record_fields
+from .tree import (
+    BASE_METHOD,
+    Chain,
+    chain_of,
+    expected_pipeline_models,
+    model_dirs,
+    read_metrics,
+    read_provenance,
+    run_record_fields,
+)
 
 #: models the reports show that are no method of params: the base model, the papers' other models (their printed
 #: numbers only) and chance rows
@@ -60,12 +69,29 @@ def methods_of(params: Mapping, paper: str | None = None) -> Methods:
 # --------------------------------------------------------------------------- the long table
 
 
+def _defines_models(params: Mapping[str, Any]) -> bool:
+    return bool(params.get("bases") or params.get("variants"))
+
+
+def ignored_models(metrics_dir: str | Path, params: Mapping[str, Any] | None = None) -> list[str]:
+    """Model folders under ``metrics_dir`` that :func:`collect` leaves out: where params define the pipeline's models
+    (``bases`` / ``variants``), a folder of any other name is the output of a stage params no longer define (a
+    removed or renamed row; DVC leaves old outputs in the workspace), and would otherwise enter the tables."""
+    params = params or {}
+    if not _defines_models(params):
+        return []
+    expected = set(expected_pipeline_models(params))
+    return [d.name for d in model_dirs(metrics_dir) if d.name not in expected]
+
+
 def collect(metrics_dir: str | Path, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Long table (:data:`LONG_COLUMNS`): one row per (model folder, metric) with the model's chain
-    (:func:`vlcomp.reporting.tree.chain_of`: provenance, else params ``variants`` / ``bases``)."""
+    (:func:`vlcomp.reporting.tree.chain_of`: provenance, else params ``variants`` / ``bases``). Where params define
+    the pipeline's models, only their folders are read (:func:`ignored_models` names the others)."""
     params = params or {}
+    ignored = set(ignored_models(metrics_dir, params))
     rows = []
-    for d in model_dirs(metrics_dir):
+    for d in model_dirs(metrics_dir, skip=ignored):
         prov = read_provenance(d / "provenance.json")
         if prov is None:
             raise FileNotFoundError(f"{d / 'provenance.json'}: missing (every metrics.json has its provenance)")

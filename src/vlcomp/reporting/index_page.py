@@ -91,8 +91,10 @@ def _table(df: pd.DataFrame) -> str:
     return f"<div style='overflow-x:auto'><table><tr>{head}</tr>{body}</table></div>"
 
 
-def ran_html(params: Mapping[str, Any], long: pd.DataFrame, methods: Methods, benchmarks: Sequence[str]) -> str:
-    """What the pipeline ran: profile, base seeds, fine-tuning seeds, the chains per method, the models."""
+def ran_html(params: Mapping[str, Any], long: pd.DataFrame, methods: Methods, benchmarks: Sequence[str],
+             ignored: Sequence[str] = ()) -> str:
+    """What the pipeline ran: profile, base seeds, fine-tuning seeds, the chains per method, the models; and the
+    metrics folders left out because params no longer define them (:func:`vlcomp.reporting.collect.ignored_models`)."""
     seeds = "; ".join(f"{m}: {', '.join(map(str, v or []))}" for m, v in (params.get("seeds") or {}).items())
     bases = params.get("base_seeds")
     per_method = "".join(f"<li>{html.escape(methods.label(m))} (<code>{html.escape(m)}</code>): "
@@ -105,7 +107,15 @@ def ran_html(params: Mapping[str, Any], long: pd.DataFrame, methods: Methods, be
             "(<code>evaluate.benchmarks</code>). A whole chain is pretrain (the base model <code>clip-b&lt;k&gt;</code>) "
             "-&gt; mining -&gt; LR selection -&gt; fine-tune (<code>&lt;method&gt;-b&lt;k&gt;s&lt;s&gt;</code>); every "
             f"method row below aggregates over its chains:</p><ul>{per_method}</ul>"
-            + _table(runs_table(params, long)))
+            + _table(runs_table(params, long)) + _ignored_html(ignored))
+
+
+def _ignored_html(ignored: Sequence[str]) -> str:
+    if not ignored:
+        return ""
+    names = ", ".join(f"<code>metrics/{html.escape(n)}</code>" for n in ignored)
+    return (f"<p>Left out of every table: {names}: no base or variant of params has that name (the output of a "
+            "removed or renamed row, which DVC leaves in the workspace; delete it or restore the row).</p>")
 
 
 def mlflow_html() -> str:
@@ -128,12 +138,12 @@ def mlflow_html() -> str:
 
 
 def landing_page(papers: Sequence[PaperReport], params: Mapping[str, Any], long: pd.DataFrame, methods: Methods,
-                 benchmarks: Sequence[str], matrix_section: str, extra: str = "") -> str:
+                 benchmarks: Sequence[str], matrix_section: str, extra: str = "", ignored: Sequence[str] = ()) -> str:
     """The whole page (``matrix_section``: :func:`vlcomp.reporting.matrix.write_matrix`'s HTML; ``extra``: more
-    sections, e.g. what the toy twins cannot express)."""
+    sections, e.g. what the toy twins cannot express; ``ignored``: metrics folders params no longer define)."""
     return ("<!doctype html><html><head><meta charset='utf-8'><title>vlcomp reports</title>"
             f"<style>{STYLE}</style></head><body><h1>vlcomp: reproduction reports</h1>"
             "<p>Compositionality papers on CLIP-style models, reproduced by one DVC pipeline; every number here is "
             "read from its stage outputs (<code>metrics/&lt;model&gt;/metrics.json</code>).</p>"
-            + papers_html(papers) + ran_html(params, long, methods, benchmarks) + matrix_section + mlflow_html()
+            + papers_html(papers) + ran_html(params, long, methods, benchmarks, ignored) + matrix_section + mlflow_html()
             + extra + "</body></html>\n")

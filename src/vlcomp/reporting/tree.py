@@ -22,8 +22,9 @@ released checkpoint by its name.
 git commit and MLflow run id live in MLflow (experiment ``evaluate``, filter ``tags.dvc_stage = '<stage>'``) and in
 ``runs/<stage>.json`` (:func:`run_record_fields`), which no stage and no report reads.
 
-The views at the end (:func:`benchmarks_wide`, :func:`provenance_table`, :func:`ignored_table`,
-:func:`intro_markdown`) show reproduced values and provenance only; :mod:`vlcomp.reporting.comparison` puts them
+The views at the end (:func:`benchmarks_wide`, :func:`provenance_table`, :func:`ignored_table`) show reproduced
+values and provenance only (each paper's introduction lives with its report code, e.g.
+:func:`vlcomp.reporting.papers.aro.comparison.intro_markdown`); :mod:`vlcomp.reporting.comparison` puts them
 next to printed values.
 """
 
@@ -44,7 +45,6 @@ from ..benchmarks.aro import ORDER_METRIC_NAME
 from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
 from ..config import BASE_METHOD, base_model_name
 from ..tracking import EVALUATE_EXPERIMENT, RUNS_DIR
-from .paper_values import PAPER_FILES
 
 TOY_PROFILE, PAPER_PROFILE = "toy", "paper"  # the values of params ``profile``
 PIPELINE, RELEASED = "pipeline", "released"  # where a model comes from (ModelResult.source)
@@ -355,44 +355,3 @@ def ignored_table(tree: MetricsTree) -> pd.DataFrame:
     return pd.DataFrame([{"folder": str(d), "reason": why} for d, why in tree.ignored], columns=["folder", "reason"])
 
 
-def _names(models: Iterable[ModelResult]) -> str:
-    names = [f"`{m.name}`" for m in models]
-    return ", ".join(names) if names else "none"
-
-
-def intro_markdown(tree: MetricsTree, paper: str) -> str:
-    """The paper profile's introduction: where the numbers come from (``paper``'s printed values among them),
-    which models are present and missing, and which folders were ignored."""
-    lines = [
-        f"**Profile:** `{tree.profile}`: real weights and real data. The base model (`{BASE_METHOD}-b<k>`, one per "
-        "base seed) is OpenAI CLIP as resolved by the pretrain stage, the fine-tuned variants are trained by this "
-        "pipeline on it (whole chains: base -> mining -> LR selection -> fine-tune), and the released "
-        "checkpoints are the papers' own weights evaluated as they are; all are scored on the released benchmark "
-        "files by `vlcomp.benchmarks`. Reproduced numbers are read from "
-        f"`{tree.metrics_dir}/<model>/metrics.json` (source *pipeline*) and "
-        f"`{tree.metrics_dir}/{RELEASED_SUBDIR}/<model>/metrics.json` (source *released*); the paper's numbers "
-        f"from `vlcomp/data/{PAPER_FILES[paper]}` (the other papers' from "
-        "`vlcomp/data/released_paper_values.csv`). *difference* = reproduced - paper.",
-        "",
-    ]
-    if not tree.present():
-        lines += [f"**No {tree.profile}-profile metrics found under `{tree.metrics_dir}`.** No folder there has a "
-                  f"`provenance.json` with `\"profile\": \"{tree.profile}\"`, so every reproduced cell below is "
-                  "empty (run the paper profile's evaluate stages and `scripts/evaluate_released.py` first).", ""]
-    lines += [f"- Pipeline models present: {_names(tree.present(PIPELINE))}; missing: "
-              f"{_names(tree.missing(PIPELINE))}.",
-              f"- Released checkpoints present: {_names(tree.present(RELEASED))}; missing: "
-              f"{_names(tree.missing(RELEASED))}."]
-    methods = _section(tree.params, "methods")
-    if methods:
-        lines.append("- Fine-tuning methods (params `methods`): " + "; ".join(
-            f"`{name}` ({', '.join(f'{k}={v}' for k, v in (spec or {}).items())})" for name, spec in methods.items())
-            + ". A method (the base model included) with two or more whole-chain runs also gets a mean row: mean ± "
-            "sample std over its chains (base seed x fine-tuning seed).")
-    if not tree.params:
-        lines.append(f"- No params read from `{tree.params_path}` (missing or empty): no variants or released "
-                     "checkpoints are expected, only folders found are listed.")
-    if tree.ignored:
-        lines.append(f"- Ignored (not {tree.profile}-profile): "
-                     + ", ".join(f"`{d}` ({why})" for d, why in tree.ignored) + ".")
-    return "\n".join(lines)

@@ -3,7 +3,7 @@
 
 :func:`load` reads the paper profile's tree matched with ARO's printed values; :func:`t6`, :func:`t2`,
 :func:`x1` and :func:`order_table` are Tables 6, 2, the in-text VG-Attribution numbers and Tables 5 / 6's Order
-rows. Metric keys are those of :mod:`vlcomp.benchmarks`.
+rows; :func:`intro_markdown` says where the numbers come from. Metric keys are those of :mod:`vlcomp.benchmarks`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import pandas as pd
 
 from ....benchmarks.aro import ORDER_METRIC_NAME
 from ....benchmarks.retrieval import RETRIEVAL_METRIC_NAME
+from ....config import BASE_METHOD
 from ....eval.common import key_part
 from ....metrics.aro import VG_RELATION_GROUP_OF
 from ...comparison import comparison_frame, comparison_rows, first_paper_cell, paper_cell
-from ...paper_values import MACRO_GROUPS, load_paper_values, lookup
-from ...tree import PAPER_PROFILE, MetricsTree, read_tree
+from ...paper_values import MACRO_GROUPS, PAPER_FILES, load_paper_values, lookup
+from ...tree import PAPER_PROFILE, PIPELINE, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult, read_tree
 from . import NAME
 from .tables import T6_ROWS
 
@@ -35,6 +36,52 @@ def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Pat
     """The paper profile's metrics tree, its models matched with ARO's printed values."""
     return read_tree(metrics_dir, params_path, models_dir, paper_values=load_paper_values(NAME),
                      profile=PAPER_PROFILE)
+
+
+def _names(models: list[ModelResult]) -> str:
+    return ", ".join(f"`{m.name}`" for m in models) or "none"
+
+
+def intro_markdown(tree: MetricsTree) -> str:
+    """The paper profile's introduction to ARO's tables: where the numbers come from (ARO's printed values among
+    them), which of ARO's models (the base models and the variants of ARO's methods; the other papers' rows are in
+    their own reports) and which released checkpoints are present or missing, and which folders were ignored."""
+    params = tree.params or {}
+    methods = {m: spec for m, spec in (params.get("methods") or {}).items() if (spec or {}).get("paper", NAME) == NAME}
+    ours = {BASE_METHOD, *methods}
+    lines = [
+        f"**Profile:** `{tree.profile}`: real weights and real data. The base model (`{BASE_METHOD}-b<k>`, one per "
+        "base seed) is OpenAI CLIP as resolved by the pretrain stage, ARO's fine-tuned variants (NegCLIP, CLIP-FT) "
+        "are trained by this pipeline on it (whole chains: base -> mining -> LR selection -> fine-tune), and the "
+        "released checkpoints are the papers' own weights evaluated as they are; all are scored on the released "
+        "benchmark files by `vlcomp.benchmarks`. Reproduced numbers are read from "
+        f"`{tree.metrics_dir}/<model>/metrics.json` (source *pipeline*) and "
+        f"`{tree.metrics_dir}/{RELEASED_SUBDIR}/<model>/metrics.json` (source *released*); the paper's numbers "
+        f"from `vlcomp/data/{PAPER_FILES[NAME]}` (the other papers' from "
+        "`vlcomp/data/released_paper_values.csv`). *difference* = reproduced - paper.",
+        "",
+    ]
+    if not tree.present():
+        lines += [f"**No {tree.profile}-profile metrics found under `{tree.metrics_dir}`.** No folder there has a "
+                  f"`provenance.json` with `\"profile\": \"{tree.profile}\"`, so every reproduced cell below is "
+                  "empty (run the paper profile's evaluate stages and `scripts/evaluate_released.py` first).", ""]
+    pipe = [m for m in tree.models if m.source == PIPELINE and (m.method in ours or not methods)]
+    lines += [f"- Pipeline models present: {_names([m for m in pipe if m.present])}; missing: "
+              f"{_names([m for m in pipe if not m.present])}.",
+              f"- Released checkpoints present: {_names(tree.present(RELEASED))}; missing: "
+              f"{_names(tree.missing(RELEASED))}."]
+    if methods:
+        lines.append("- ARO's fine-tuning methods (params `methods`): " + "; ".join(
+            f"`{name}` ({', '.join(f'{k}={v}' for k, v in (spec or {}).items())})" for name, spec in methods.items())
+            + ". A method (the base model included) with two or more whole-chain runs also gets a mean row: mean ± "
+            "sample std over its chains (base seed x fine-tuning seed).")
+    if not tree.params:
+        lines.append(f"- No params read from `{tree.params_path}` (missing or empty): no variants or released "
+                     "checkpoints are expected, only folders found are listed.")
+    if tree.ignored:
+        lines.append(f"- Ignored (not {tree.profile}-profile): "
+                     + ", ".join(f"`{d}` ({why})" for d, why in tree.ignored) + ".")
+    return "\n".join(lines)
 
 
 def metric_key(dataset: str, metric: str) -> str | None:
