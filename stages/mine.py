@@ -11,12 +11,10 @@ Both read the split's captions as the `parse@<split>` stage parsed them."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from _common import parser, run
 from vlcomp.config import build, chain_seed, generator_config, load_params, registered_generator, section
-from vlcomp.device import resolve_device
 from vlcomp.generators import GENERATORS, check_written
 from vlcomp.io import atomic_dir, write_json
 from vlcomp.seeding import derive_seed
@@ -42,23 +40,20 @@ def main() -> None:
     registered = registered_generator(section(params, "mine"), generator)
     gen = GENERATORS.get(registered)
     cfg = build(gen.config, generator_config(section(params, "mine"), generator), f"mine.{generator}")
-    # GPU in the paper profile (cuda when available, else cpu); resolved here so that an error names the parameter
-    device = resolve_device(getattr(cfg, "device", "auto"), param=f"mine.{generator}.device")
-    if hasattr(cfg, "device"):
-        cfg = dataclasses.replace(cfg, device=device)
     used = {f"mine.{generator}": section(params, f"mine.{generator}"), "base.seed": section(params, "base.seed"),
             "nlp.spacy_model": section(params, "nlp.spacy_model")}
     if args.mining:
         if gen.reads != "base" or not args.base:
             raise ValueError(f"--mining {key}: generator {generator!r} reads {gen.reads!r}; mine@ runs need a "
                              "generator of the base model and --base")
+        from vlcomp.device import resolve_device
         from vlcomp.models.factory import create_model, with_weights
         from vlcomp.train.recipes import model_spec
 
         base = run_spec["base"]
         seed = chain_seed(params, base)
         model = create_model(with_weights(model_spec(params, base), Path(args.base) / "model.pt"))
-        model.to(device)
+        model.to(resolve_device(getattr(cfg, "device", "auto"), param="mine.device"))  # GPU in the paper profile
         used |= {f"mining.{key}": run_spec, f"bases.{base}": section(params, f"bases.{base}")}
         stage, tags = f"mine@{key}", {"base": base}
     else:

@@ -96,22 +96,6 @@ def test_each_generator_writes_what_it_declares(name, world, mlm, nlp, tmp_path)
             assert read_json(tmp_path / f) == read_json(again / f), f
 
 
-def test_unmasking_device_cpu_gives_the_same_negatives_and_cuda_without_a_gpu_is_named(world, mlm, nlp, tmp_path):
-    import torch
-
-    gen = GENERATORS.get("tsvlc_unmask")
-    auto, cpu = tmp_path / "auto", tmp_path / "cpu"
-    gen.run(TsvlcNegativesConfig(split="cc3m", candidates=2), world=world, model=mlm, nlp=nlp, seed=3, out_dir=auto,
-            parsed=None)
-    gen.run(TsvlcNegativesConfig(split="cc3m", candidates=2, device="cpu"), world=world, model=mlm, nlp=nlp, seed=3,
-            out_dir=cpu, parsed=None)
-    assert read_json(auto / "negatives.json") == read_json(cpu / "negatives.json")  # auto is cpu here
-    if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="TsvlcNegativesConfig.device='cuda': CUDA is not available"):
-            gen.run(TsvlcNegativesConfig(split="cc3m", candidates=2, device="cuda"), world=world, model=mlm, nlp=nlp,
-                    seed=3, out_dir=tmp_path / "gpu", parsed=None)
-
-
 def test_config_errors_name_the_key():
     with pytest.raises(ValueError, match="candidates=0"):
         TsvlcNegativesConfig(split="s", candidates=0)

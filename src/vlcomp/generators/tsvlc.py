@@ -51,7 +51,6 @@ class TsvlcNegativesConfig:
     top_k: int = 5  # unmasking: fills considered (the fill-mask pipeline's default, as the reference)
     batch_size: int = 64  # unmasking: masked captions per fill-mask call
     rb_share: float = 0.5  # tsvlc_mix only: P(a slot is rule-based); the reference's fair coin
-    device: str = "auto"  # unmasking: where the masked LM runs (cuda when available, else cpu; same fills)
 
     def __post_init__(self) -> None:
         if isinstance(self.candidates, bool) or not isinstance(self.candidates, int) or self.candidates < 1:
@@ -74,7 +73,6 @@ class TsvlcAnalogyConfig:
     positives: str | None = None
     max_new_tokens: int = 40
     batch_size: int = 8
-    device: str = "auto"  # source llm: where the causal LM generates (cuda when available, else cpu)
 
     def __post_init__(self) -> None:
         if self.source not in ANALOGY_SOURCES:
@@ -190,14 +188,12 @@ def _run_negatives(name: str, rb_share: float | None):
         flat = _flat(captions)
         docs = fill_mask = None
         if share < 1:
-            from ..device import resolve_device
             from ..text.mlm import fill_mask_pipeline
             from ..text.parsed import parse_captions, read_parses
 
             docs = read_parses(parsed, nlp, flat) if parsed is not None else parse_captions(flat, nlp)
             mlm, tokenizer = model
-            fill_mask = fill_mask_pipeline(mlm, tokenizer, top_k=cfg.top_k,
-                                           device=resolve_device(cfg.device, param="TsvlcNegativesConfig.device"))
+            fill_mask = fill_mask_pipeline(mlm, tokenizer, top_k=cfg.top_k)
         negs = negatives_of(flat, cfg, rb_share=share, seed=seed, docs=docs, fill_mask=fill_mask)
         return _write_negatives(Path(out_dir), captions, negs, name)
 
@@ -226,11 +222,9 @@ def run_analogy(cfg: TsvlcAnalogyConfig, *, world, model, nlp, seed: int, out_di
                                             [a["image"] for a in split.annotations()])
         positives = [p for p, caps in zip(per_image, captions, strict=True) for _ in caps]
     else:
-        from ..device import resolve_device
         from ..text.analogy import LlmAnalogies, load_causal_lm
 
         lm, tokenizer = load_causal_lm(cfg.model)
-        lm.to(resolve_device(cfg.device, param="TsvlcAnalogyConfig.device"))
         positives = LlmAnalogies(lm, tokenizer, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size)(flat, None)
     write_json(Path(out_dir) / "positives.json", _reshape([[p] if p else [] for p in positives], captions))
     have = sum(p is not None for p in positives)

@@ -195,11 +195,8 @@ class LlmAnalogies:
             prompts = [self.prompt(c) for c in captions[start:start + self.batch_size]]
             ids = [list(x) for x in self.tokenizer(prompts)["input_ids"]]
             width = max(len(x) for x in ids)
-            device = getattr(self.model, "device", "cpu")  # the causal LM's (the generator puts it on its device)
-            input_ids = torch.tensor([[self.pad_token_id] * (width - len(x)) + x for x in ids], dtype=torch.long,
-                                     device=device)
-            mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids], dtype=torch.long,
-                                device=device)
+            input_ids = torch.tensor([[self.pad_token_id] * (width - len(x)) + x for x in ids], dtype=torch.long)
+            mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids], dtype=torch.long)
             with torch.inference_mode():
                 seqs = self.model.generate(input_ids=input_ids, attention_mask=mask, do_sample=False,
                                            num_beams=1, max_new_tokens=self.max_new_tokens,

@@ -367,14 +367,13 @@ def load_mlm(path: str | Path) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def fill_mask_pipeline(model: Any, tokenizer: Any, *, top_k: int = 5, device: str = "cpu"):  # -> FillMaskPipeline
-    """The transformers ``fill-mask`` pipeline over ``model`` and ``tokenizer`` on ``device`` (a resolved torch
-    device, :func:`vlcomp.device.resolve_device`; the model is moved there), ``top_k`` suggestions."""
+def fill_mask_pipeline(model: Any, tokenizer: Any, *, top_k: int = 5):  # -> transformers.FillMaskPipeline
+    """The transformers ``fill-mask`` pipeline over ``model`` and ``tokenizer``, on CPU, ``top_k`` suggestions."""
     from transformers import pipeline
 
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise ValueError(f"fill_mask_pipeline: top_k must be an int >= 1, got {top_k!r}")
     if getattr(tokenizer, "mask_token_id", None) is None:
         raise ValueError(f"fill_mask_pipeline: tokenizer {type(tokenizer).__name__} has no mask token")
-    model.eval().to(device)
-    return pipeline("fill-mask", model=model, tokenizer=tokenizer, device=device, top_k=top_k)
+    model.eval()
+    return pipeline("fill-mask", model=model, tokenizer=tokenizer, device="cpu", top_k=top_k)

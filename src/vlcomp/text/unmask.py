@@ -307,7 +307,7 @@ def _batched_model(fill_mask: Any, texts: list[str], lengths: list[int], cfg: Un
     fills: list[list[dict]] = [[] for _ in texts]
     for b in range(0, len(order), cfg.batch_size):
         idx = order[b: b + cfg.batch_size]
-        enc = tokenizer([texts[j] for j in idx], padding=True, return_tensors="pt").to(model.device)
+        enc = tokenizer([texts[j] for j in idx], padding=True, return_tensors="pt")
         rows, cols = (enc["input_ids"] == mask_id).nonzero(as_tuple=True)
         if rows.tolist() != list(range(len(idx))):
             raise RuntimeError("unmask_negatives: a masked text does not hold exactly one mask token")
