@@ -26,8 +26,8 @@ REAL_SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "real_sam
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Whole-DAG tests first, then the other slow ones, then the rest (stable within each group): `make test` runs
-    the suite on every core with pytest-xdist, handing out one test file at a time in this order (`--dist loadfile --no-loadscope-reorder`),
-    so the minutes-long DAG runs start at once, on different workers, instead of last."""
+    the suite on every core with pytest-xdist, handing out one test file at a time in this order (`--dist loadfile
+    --no-loadscope-reorder`), so the minutes-long DAG runs start at once, on different workers, instead of last."""
     def rank(item) -> int:
         return 0 if item.get_closest_marker("pipeline") else 1 if item.get_closest_marker("slow") else 2
     items.sort(key=rank)

@@ -69,16 +69,12 @@ def methods_of(params: Mapping, paper: str | None = None) -> Methods:
 # --------------------------------------------------------------------------- the long table
 
 
-def _defines_models(params: Mapping[str, Any]) -> bool:
-    return bool(params.get("bases") or params.get("variants"))
-
-
 def ignored_models(metrics_dir: str | Path, params: Mapping[str, Any] | None = None) -> list[str]:
     """Model folders under ``metrics_dir`` that :func:`collect` leaves out: where params define the pipeline's models
     (``bases`` / ``variants``), a folder of any other name is the output of a stage params no longer define (a
     removed or renamed row; DVC leaves old outputs in the workspace), and would otherwise enter the tables."""
     params = params or {}
-    if not _defines_models(params):
+    if not (params.get("bases") or params.get("variants")):
         return []
     expected = set(expected_pipeline_models(params))
     return [d.name for d in model_dirs(metrics_dir) if d.name not in expected]

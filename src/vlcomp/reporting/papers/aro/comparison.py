@@ -19,6 +19,7 @@ from ....benchmarks.retrieval import RETRIEVAL_METRIC_NAME
 from ....config import BASE_METHOD
 from ....eval.common import key_part
 from ....metrics.aro import VG_RELATION_GROUP_OF
+from ...collect import methods_of
 from ...comparison import comparison_frame, comparison_rows, first_paper_cell, paper_cell
 from ...paper_values import MACRO_GROUPS, PAPER_FILES, load_paper_values, lookup
 from ...tree import PAPER_PROFILE, PIPELINE, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult, read_tree
@@ -47,8 +48,8 @@ def intro_markdown(tree: MetricsTree) -> str:
     them), which of ARO's models (the base models and the variants of ARO's methods; the other papers' rows are in
     their own reports) and which released checkpoints are present or missing, and which folders were ignored."""
     params = tree.params or {}
-    methods = {m: spec for m, spec in (params.get("methods") or {}).items() if (spec or {}).get("paper", NAME) == NAME}
-    ours = {BASE_METHOD, *methods}
+    ours = methods_of(params, NAME)  # the base model, then ARO's methods of params
+    methods = {m: (params.get("methods") or {})[m] for m in ours.order if m != BASE_METHOD}
     lines = [
         f"**Profile:** `{tree.profile}`: real weights and real data. The base model (`{BASE_METHOD}-b<k>`, one per "
         "base seed) is OpenAI CLIP as resolved by the pretrain stage, ARO's fine-tuned variants (NegCLIP, CLIP-FT) "
