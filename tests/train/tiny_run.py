@@ -1,4 +1,5 @@
-"""A tiny NegCLIP run (toy-vit-p8, hard negatives and hard images) shared by the resume and distributed tests.
+"""A tiny NegCLIP run (toy-vit-p8, hard negatives and hard images) shared by the resume and distributed tests,
+and its digest under the stages' kernel pin (:func:`pinned_digests`) for the speed-option and fingerprint tests.
 
 Also a script, for the kill test: ``python tiny_run.py OUT CHECKPOINT_DIR [--sleep S]`` trains with
 ``resume=True`` (sleeping ``S`` seconds per logged step, to leave time to be killed) and writes the result to
@@ -8,12 +9,17 @@ OUT when it finishes.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from vlcomp.determinism import PIN
 from vlcomp.losses import get_loss
 from vlcomp.methods import MethodConfig, apply_modifiers
 from vlcomp.models.factory import ModelSpec, create_model
@@ -61,6 +67,56 @@ def result(model: torch.nn.Module, history: list[dict], rng: np.random.Generator
     return {"state": {k: v.detach().clone() for k, v in model.state_dict().items()},
             "history": [{k: v for k, v in rec.items() if k != "samples_per_s"} for rec in history],
             "rng": plain_rng_state(rng)}
+
+
+ARCHS = ("toy-vit-p8", "toy-rn16")  # the digests' architectures: LayerNorm and BatchNorm
+
+#: Trains, for each setting (CFG's fields to replace), the tiny run of every architecture and prints torch's CPU
+#: capability and the digests as JSON. The digest: sha256 (first 16 hex digits) of the final weights, the history
+#: without timings and the sampler generator's state.
+DIGEST_SCRIPT = r"""
+import hashlib, json, sys
+import torch
+torch.set_num_threads(1)
+sys.path.insert(0, sys.argv[1])
+from tiny_run import ARCHS, CFG, run
+from dataclasses import replace
+
+def digest(model, history, rng):
+    h = hashlib.sha256()
+    for k, v in sorted(model.state_dict().items()):
+        h.update(k.encode())
+        h.update(v.detach().contiguous().numpy().tobytes())
+    h.update(repr([{k: v for k, v in r.items() if k != "samples_per_s"} for r in history]).encode())
+    h.update(repr(rng.bit_generator.state).encode())
+    return h.hexdigest()[:16]
+
+out = {"capability": torch.backends.cpu.get_cpu_capability()}
+for name, options in json.loads(sys.argv[2]).items():
+    cfg = replace(CFG, **options)
+    out[name] = {arch: digest(*run(cfg, arch=arch)) for arch in ARCHS}
+print(json.dumps(out))
+"""
+_DIGESTS: dict[str, dict[str, str]] = {}  # this process's digests, by the JSON of a setting
+_CAPABILITY: dict[str, str] = {}
+
+
+def pinned_digests(settings: dict[str, dict]) -> tuple[dict[str, dict[str, str]], str]:
+    """``({name: {arch: digest}}, capability)``: the digests of the tiny run with each setting of ``settings``
+    (CFG's fields to replace) per architecture of ARCHS, trained in a subprocess under the stages' kernel pin with
+    one thread (whatever the calling process runs), and the CPU capability torch ran there. A setting is trained
+    once per process, whichever test asks for it first."""
+    keys = {name: json.dumps(options, sort_keys=True) for name, options in settings.items()}
+    todo = sorted({key for key in keys.values() if key not in _DIGESTS})
+    if todo or not _CAPABILITY:
+        env = {**os.environ, **PIN, "OMP_NUM_THREADS": "1"}
+        arg = json.dumps({key: json.loads(key) for key in todo})
+        proc = subprocess.run([sys.executable, "-c", DIGEST_SCRIPT, str(Path(__file__).parent), arg],
+                              env=env, capture_output=True, text=True, timeout=600, check=True)
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+        _CAPABILITY["capability"] = got.pop("capability")
+        _DIGESTS.update(got)
+    return {name: _DIGESTS[key] for name, key in keys.items()}, _CAPABILITY["capability"]
 
 
 def main() -> None:
