@@ -20,8 +20,10 @@ setup: $(STAMP)
 
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro, JOBS (default: one per core) stages at a time, 1 torch thread each
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/repro.py --jobs $(JOBS)
+PAPER     ?=
+
+repro: $(STAMP)            ## run the default (toy) pipeline: dvc repro, JOBS (default: one per core) stages at a time, 1 torch thread each; PAPER=<name>: only what that paper's report needs
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/repro.py --jobs $(JOBS) $(if $(PAPER),pipelines/$(PAPER)/dvc.yaml:report@$(PAPER))
 
 smoke: $(STAMP)            ## the whole DAG at smoke size in a temporary workspace
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python scripts/smoke.py

@@ -1,87 +1,176 @@
-"""What DVC spends per stage outside the stage's own command, on this repository's dvc.lock.
+"""What DVC costs around the stages: the no-op `dvc status` / `make repro`, and the fixed cost of one stage run.
 
-Every `dvc repro --single-item <stage>` (what `make repro` starts per stage) parses dvc.lock with ruamel.yaml's safe
-loader several times, and once more with its round-trip loader before writing the stage's entry back. With 101 stages
-dvc.lock is about half a megabyte, so the parser decides the per-stage overhead: ruamel.yaml's C parser
-(`ruamel.yaml.clib`, in requirements.txt since session 16) against its pure-Python one, same file, same data.
+A workspace is built from a checkout's pipeline (``--repo``, default this one; any earlier commit checked out with
+``git worktree`` measures the layout before a change) with the toy profile's params, or a synthetic profile that
+multiplies the chains (``--chains N``: base seeds 0..N-1, every headline method on every chain) to reach a larger
+DAG. No stage runs: every output is a stand-in committed with ``dvc commit`` (scripts/smoke.py), so the DAG's real
+dependencies, params and locks are what DVC reads. Measured, medians of ``--rounds`` runs:
 
-Each measurement is the median of `--rounds` fresh parses in this process (the file read once). Also timed: one
-forced `dvc repro --single-item` of a small stage end to end (`--stage`; optional, it reruns that stage, whose
-outputs are deterministic and end up the same), against that stage's own wall time from its run record.
+- ``status_s``: ``dvc status`` with every stage up to date;
+- ``repro_noop_s``: ``python scripts/repro.py`` (what ``make repro`` runs) with every stage up to date;
+- ``stage_dvc_s``: ``dvc repro --force --single-item`` of one stage of each kind whose command is replaced by
+  ``true`` (DVC's whole per-stage cost: loading the pipeline files, hashing the dependencies, committing the outputs,
+  rewriting the stage's lock);
+- ``stage_imports_s``: ``python stages/<script>.py --help`` (the interpreter and every module-level import of the
+  stage script; the rest of a stage's imports come with its work).
 
-Usage: python perf/bench_dvc_overhead.py [--rounds 5] [--stage evaluate@tsvlc_rb-b0s0]
-       [--out perf/results/bench_dvc_overhead.json]   (from the repository root, after `make repro`)
+With ``--workspace DIR`` (a workspace where ``make repro`` has run: real outputs), the same no-op timings are taken
+there, and ``--stage ADDRESS`` (repeatable) is re-run forced as it is: ``outside_the_stage_s`` is the wall time of
+``dvc repro --force --single-item`` minus the stage's own seconds from its run record (``runs/<stage>.json``): DVC,
+the interpreter and the imports around the stage's work.
+
+Usage: python perf/bench_dvc_overhead.py [--repo PATH] [--chains N] [--rounds 5] [--out perf/results/dvc_overhead.json]
+       python perf/bench_dvc_overhead.py --workspace DIR [--stage ADDRESS ...] [--rounds 3] [--out ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HERE / "scripts"))
 
-def _median_seconds(fn, rounds: int) -> tuple[float, list[float]]:
+from smoke import commit_all, stand_in_outputs  # noqa: E402
+
+HEADLINE = ("clip_ft", "negclip", "tsvlc_lora", "tsvlc_rbllm", "tsvlc_combined")
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict, rounds: int) -> tuple[float, list[float]]:
     times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
-        fn()
+        subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), [round(t, 3) for t in times]
+    return round(statistics.median(times), 3), [round(t, 3) for t in times]
 
 
-def parse_timings(text: str, rounds: int) -> dict:
-    import io
+def _prepare(repo: Path, work: Path, chains: int | None, env: dict) -> None:
+    """``repo``'s own scripts/smoke.py copies its pipeline into ``work`` with the toy params (or ``chains`` chains)."""
+    overlay = "{}" if not chains else json.dumps(
+        {"base_seeds": list(range(chains)), "_replace": ["seeds"], "seeds": {m: [0] for m in HEADLINE}})
+    code = ("import json, sys\nfrom pathlib import Path\nsys.path.insert(0, 'scripts')\nfrom smoke import prepare\n"
+            "from vlcomp.config import profile_params\n"
+            f"prepare(Path({str(work)!r}), profile_params('toy', '.', json.loads({overlay!r})))\n")
+    subprocess.run([sys.executable, "-c", code], cwd=repo, env={**env, "PYTHONPATH": str(repo / "src")}, check=True,
+                   capture_output=True)
 
-    from ruamel.yaml import YAML
 
-    c_parser = YAML(typ="safe")
-    out = {"c_parser_available": c_parser.Parser.__module__ != "ruamel.yaml.parser"}
-    pure = YAML(typ="safe", pure=True)
-    assert c_parser.load(text) == pure.load(text), "the two parsers disagree on dvc.lock"
-    for name, fn in (("safe_load_c", lambda: c_parser.load(text)), ("safe_load_pure", lambda: pure.load(text)),
-                     ("roundtrip_load", lambda: YAML(typ="rt").load(text))):
-        med, every = _median_seconds(fn, rounds)
-        out[name] = {"median_s": round(med, 3), "runs_s": every}
-    doc = YAML(typ="rt").load(text)
-    med, every = _median_seconds(lambda: YAML().dump(doc, io.StringIO()), rounds)
-    out["roundtrip_dump"] = {"median_s": round(med, 3), "runs_s": every}
-    out["speedup_safe_load"] = round(out["safe_load_pure"]["median_s"] / out["safe_load_c"]["median_s"], 2)
+def _stage_of_each_kind(work: Path, env: dict) -> dict[str, str]:
+    names = subprocess.run(["dvc", "stage", "list", "--all", "--name-only"], cwd=work, env=env, check=True,
+                           capture_output=True, text=True).stdout.split()
+    out = {}
+    for kind in ("evaluate_base", "evaluate", "finetune", "report"):
+        hits = [n for n in names if n.rsplit(":", 1)[-1].startswith(kind + "@")]
+        if hits:
+            out[kind] = hits[0]
     return out
 
 
-def forced_stage(stage: str) -> dict:
-    t0 = time.perf_counter()
-    subprocess.run(["dvc", "repro", "--force", "--single-item", stage], check=True, capture_output=True)
-    total = time.perf_counter() - t0
-    record = json.loads((Path("runs") / f"{stage}.json").read_text())
-    return {"stage": stage, "dvc_repro_s": round(total, 1), "stage_own_s": record["seconds"],
-            "outside_the_stage_s": round(total - record["seconds"], 1)}
+def _neutralise(work: Path, address: str) -> None:
+    """Replace the command of ``address``'s stage group by ``true`` in its pipeline file."""
+    path, _, name = address.rpartition(":")
+    f = work / (path or "dvc.yaml")
+    group = name.split("@")[0]
+    text = f.read_text()
+    new = re.sub(rf"(\n  {group}:\n(?:    .*\n)*?\s+cmd: )(.*(?:\n\s{{8,}}\S.*)*)", r'\1"true"', text, count=1)
+    if new == text:
+        raise SystemExit(f"{f}: could not find the command of stage group {group}")
+    f.write_text(new)
+
+
+def measure(repo: Path, chains: int | None, rounds: int) -> dict:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    work = Path(tempfile.mkdtemp(prefix="vlcomp-dvc-bench-"))
+    try:
+        _prepare(repo, work, chains, env)
+        n_outs = stand_in_outputs(work, env)
+        commit_all(work, env)
+        stages = subprocess.run(["dvc", "stage", "list", "--all", "--name-only"], cwd=work, env=env, check=True,
+                                capture_output=True, text=True).stdout.split()
+        locks = sorted(work.rglob("dvc.lock"))
+        res = {"repo": str(repo), "chains": chains, "stages": len(stages), "outputs": n_outs,
+               "lock_files": len(locks), "lock_bytes_total": sum(f.stat().st_size for f in locks),
+               "lock_bytes_max": max(f.stat().st_size for f in locks)}
+        res["status_s"] = _timed(["dvc", "status"], work, env, rounds)
+        repro = [sys.executable, str(repo / "scripts" / "repro.py"), "--jobs", "2"]
+        res["repro_noop_s"] = _timed(repro, work, {**env, "PYTHONPATH": str(repo / "src")}, rounds)
+        res["stage_imports_s"] = {s.stem: _timed([sys.executable, str(s), "--help"], work,
+                                                 {**env, "PYTHONPATH": str(repo / "src")}, rounds)
+                                  for s in sorted((work / "stages").glob("[a-z]*.py"))}
+        res["stage_dvc_s"] = {}
+        for kind, address in _stage_of_each_kind(work, env).items():
+            _neutralise(work, address)
+            med, runs = _timed(["dvc", "repro", "--force", "--single-item", address], work, env, rounds)
+            res["stage_dvc_s"][kind] = {"stage": address, "median": med, "runs": runs}
+        return res
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_workspace(work: Path, stages: list[str], rounds: int) -> dict:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    status = subprocess.run(["dvc", "status", "--json"], cwd=work, env=env, check=True, capture_output=True,
+                            text=True).stdout
+    if json.loads(status or "{}"):
+        raise SystemExit(f"{work}: not up to date (dvc status lists stages); run make repro first")
+    n = len(subprocess.run(["dvc", "stage", "list", "--all", "--name-only"], cwd=work, env=env, check=True,
+                           capture_output=True, text=True).stdout.split())
+    locks = sorted(work.rglob("dvc.lock"))
+    res = {"workspace": str(work), "stages": n, "lock_files": len(locks),
+           "lock_bytes_total": sum(f.stat().st_size for f in locks),
+           "lock_bytes_max": max(f.stat().st_size for f in locks)}
+    res["status_s"] = _timed(["dvc", "status"], work, env, rounds)
+    res["repro_noop_s"] = _timed([sys.executable, str(work / "scripts" / "repro.py"), "--jobs", "2"], work, env, rounds)
+    res["forced_stages"] = {}
+    for address in stages:
+        name = address.rpartition(":")[2]
+        rows = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            subprocess.run(["dvc", "repro", "--force", "--single-item", address], cwd=work, env=env, check=True,
+                           capture_output=True)
+            total = time.perf_counter() - t0
+            own = float(json.loads((work / "runs" / f"{name}.json").read_text())["seconds"])
+            rows.append((round(total, 2), round(own, 2), round(total - own, 2)))
+        res["forced_stages"][address] = {"outside_the_stage_s": round(statistics.median(r[2] for r in rows), 2),
+                                         "runs_total_own_outside_s": rows}
+    return res
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repo", default=str(HERE), help="the checkout whose pipeline is measured (default: this one)")
+    p.add_argument("--chains", type=int, help="a synthetic profile with this many chains (default: the toy params)")
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--lock", default="dvc.lock")
-    p.add_argument("--stage", help="also time one forced `dvc repro --single-item STAGE`")
-    p.add_argument("--out", default="perf/results/bench_dvc_overhead.json")
+    p.add_argument("--workspace", help="measure this workspace (real outputs, up to date) instead of a stand-in DAG")
+    p.add_argument("--stage", action="append", default=[], help="with --workspace: re-run this stage forced")
+    p.add_argument("--out", help="append the result to this JSON file (a list of runs)")
     args = p.parse_args()
-    text = Path(args.lock).read_text()
-    import yaml
-
-    result = {"machine": {"cpu": platform.processor() or platform.machine(), "python": sys.version.split()[0]},
-              "lock_bytes": len(text.encode()),
-              "lock_stages": len((yaml.load(text, Loader=yaml.CSafeLoader) or {}).get("stages", {})),
-              "rounds": args.rounds, "parse": parse_timings(text, args.rounds)}
-    if args.stage:
-        result["forced_stage"] = forced_stage(args.stage)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    if args.workspace:
+        res = measure_workspace(Path(args.workspace).resolve(), args.stage, args.rounds)
+    else:
+        res = measure(Path(args.repo).resolve(), args.chains, args.rounds)
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.machine()) if Path("/proc/cpuinfo").exists() else ""
+    res["machine"] = {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+                      "date": time.strftime("%Y-%m-%d")}
+    print(json.dumps(res, indent=2))
+    if args.out:
+        out = Path(args.out)
+        runs = json.loads(out.read_text()) if out.is_file() else []
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps([*(runs if isinstance(runs, list) else [runs]), res], indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ from pathlib import Path
 from vlcomp.config import load_params, section
 from vlcomp.eval.engine import EngineOptions
 from vlcomp.eval.inputs import read_manifest
-from vlcomp.eval.run import aggregate_tables, evaluation_benchmarks
+from vlcomp.eval.inputs import evaluation_benchmarks
+from vlcomp.eval.run import aggregate_tables
 from vlcomp.benchmarks.registry import run_benchmarks
 from vlcomp.profiles.toy.evaluate import checkpoint_scorer
 

@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> dict:
         ap.error("--scale must be > 0, --repeats and --threads >= 1")
 
     torch.set_num_threads(args.threads)
-    from vlcomp.eval.run import evaluation_benchmarks
+    from vlcomp.eval.inputs import evaluation_benchmarks
 
     t_start = time.perf_counter()
     host = machine()

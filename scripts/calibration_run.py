@@ -58,8 +58,8 @@ def copy_workspace(dst: Path) -> None:
         if src.is_file():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst / rel)
-    for f in ("dvc.lock",):  # a fresh configuration: nothing is known to be up to date
-        (dst / f).unlink(missing_ok=True)
+    for f in dst.rglob("dvc.lock"):  # a fresh configuration: nothing is known to be up to date
+        f.unlink()
 
 
 def prepare(ws: Path, overlay: dict[str, Any], base_seeds: list[int] | None) -> dict[str, Any]:
@@ -73,14 +73,17 @@ def prepare(ws: Path, overlay: dict[str, Any], base_seeds: list[int] | None) -> 
     layers = [overlay] + ([{"base_seeds": base_seeds}] if base_seeds is not None else [])
     params = profile_params("toy", REPO, *layers)
     (ws / "params.yaml").write_text(render(params))
+    from vlcomp.dag import write_pipelines
+
+    write_pipelines(params, ws)  # the per-paper pipeline files of this configuration
     return params
 
 
 def run(ws: Path, jobs: int) -> float:
     """Reproduce every evaluation stage of ``ws``; returns the wall seconds."""
-    dag = subprocess.run(["dvc", "stage", "list", "--name-only"], cwd=ws, check=True, capture_output=True,
+    dag = subprocess.run(["dvc", "stage", "list", "--all", "--name-only"], cwd=ws, check=True, capture_output=True,
                          text=True).stdout.split()
-    targets = [s for s in dag if s.startswith(("evaluate@", "evaluate_base@"))]
+    targets = [s for s in dag if s.rsplit(":", 1)[-1].startswith(("evaluate@", "evaluate_base@"))]
     if not targets:
         raise SystemExit(f"{ws}: no evaluate stages in dvc.yaml")
     env = {**os.environ, "PYTHONPATH": str(ws / "src"), "MLFLOW_TRACKING_URI": f"sqlite:///{ws / 'mlflow.db'}"}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from _common import parser, run
 from vlcomp.config import load_params, section
-from vlcomp.eval.run import evaluation_benchmarks
-from vlcomp.io import atomic_dir
+from vlcomp.eval.inputs import evaluation_benchmarks
+from vlcomp.io import atomic_dir, write_tree_digest
 from vlcomp.tracking import ALL_PAPERS, TRAINING_EXPERIMENT, stage_run
 
 
@@ -18,6 +18,8 @@ def main() -> None:
     p = parser(__doc__)
     p.add_argument("--world", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--digest", help="write the output folder's digest here (vlcomp.io.tree_digest): the file the "
+                   "evaluation and report stages depend on instead of the folder's thousands of files")
     args = p.parse_args()
     params = load_params(args.params)
     names = evaluation_benchmarks(params)
@@ -34,6 +36,8 @@ def main() -> None:
                    params=used) as tr:
         with atomic_dir(args.out) as tmp:
             manifest = build_benchmarks(params, args.world, tmp, names)
+        if args.digest:
+            write_tree_digest(args.out, args.digest)
         tr.log_metrics({f"benchmarks/{k}/n_items": v["n_items"] for k, v in manifest["benchmarks"].items()})
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from _common import parser, run
 from vlcomp.config import base_method, load_params, section
 from vlcomp.device import resolve_device
-from vlcomp.eval.inputs import read_manifest
-from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
+from vlcomp.eval.inputs import evaluation_benchmarks, read_manifest
+from vlcomp.eval.run import evaluate_scorer
 from vlcomp.io import read_json
 from vlcomp.tracking import EVALUATE_EXPERIMENT, evaluation_params, paper_tag, stage_run
 

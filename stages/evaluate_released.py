@@ -21,8 +21,8 @@ def main() -> None:
         raise ValueError(f"{args.params}: evaluate_released runs in the paper profile only (profile: "
                          f"{params['profile']}); switch with `python -m vlcomp.profiles paper`")
     from vlcomp.device import resolve_device
-    from vlcomp.eval.inputs import read_manifest
-    from vlcomp.eval.run import evaluate_scorer, evaluation_benchmarks
+    from vlcomp.eval.inputs import evaluation_benchmarks, read_manifest
+    from vlcomp.eval.run import evaluate_scorer
     from vlcomp.profiles.paper.zoo import build_scorer
 
     spec = section(params, f"paper_models.{args.model}")

@@ -27,8 +27,7 @@ def main() -> None:
     params = load_params(args.params)
     from vlcomp.reporting.papers import papers_of
 
-    if args.paper not in [p.name for p in papers_of(params)]:
-        raise ValueError(f"paper {args.paper!r} is not in params' papers ({', '.join(params.get('papers') or [])})")
+    papers_of(params, only=args.paper)  # a paper params list, its methods defined (only this paper's module loaded)
     notebook = report_template(args.paper)
     parameters = notebook_parameters(args, params["profile"])
     with stage_run(f"report@{args.paper}", experiment=args.paper, profile=params["profile"], paper=args.paper) as tr:

@@ -20,7 +20,7 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     from vlcomp.config import load_params
-    from vlcomp.eval.run import evaluation_benchmarks
+    from vlcomp.eval.inputs import evaluation_benchmarks
     from vlcomp.reporting.collect import collect, ignored_models, methods_of
     from vlcomp.reporting.index_page import landing_page, paper_report
     from vlcomp.reporting.matrix import not_expressible, not_expressible_html, write_matrix

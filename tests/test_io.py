@@ -214,3 +214,25 @@ def test_write_json_writes_non_finite_floats_as_null(tmp_path: Path) -> None:
     text = out.read_text()
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text) == {"a": None, "b": [1.0, None], "c": {"d": None}, "e": 0.5}
+
+
+def test_tree_digest_lists_every_file_with_its_sha256(tmp_path: Path) -> None:
+    import hashlib
+
+    from vlcomp.io import tree_digest, write_tree_digest
+
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    (tmp_path / "d" / "b.txt").write_bytes(b"b")
+    (tmp_path / "d" / "sub" / "a.txt").write_bytes(b"")
+    want = (f"{hashlib.sha256(b'b').hexdigest()}  b.txt\n"
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  sub/a.txt\n")  # sha256 of no bytes
+    assert tree_digest(tmp_path / "d") == want
+    out = write_tree_digest(tmp_path / "d", tmp_path / "d.sha256")
+    assert out.read_text() == want
+    (tmp_path / "d" / "sub" / "a.txt").write_bytes(b"x")  # a changed byte, a new file: both change the digest
+    assert tree_digest(tmp_path / "d") != want
+    (tmp_path / "d" / "sub" / "a.txt").write_bytes(b"")
+    (tmp_path / "d" / "c").write_bytes(b"")
+    assert tree_digest(tmp_path / "d") != want
+    with pytest.raises(FileNotFoundError, match="not a directory"):
+        tree_digest(tmp_path / "missing")

@@ -18,8 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.mark.spacy
 def test_smoke_pipeline(tmp_path):
     work = tmp_path / "ws"
+    audit = tmp_path / "imports"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-           "VLCOMP_TRACKING": "on"}
+           "VLCOMP_TRACKING": "on", "VLCOMP_IMPORT_AUDIT": str(audit)}
     subprocess.run([sys.executable, str(REPO / "scripts" / "smoke.py"), "--workdir", str(work),
                     "--jobs", "2"], check=True, env=env)
 
@@ -106,12 +107,14 @@ def test_smoke_pipeline(tmp_path):
     # a forced re-run of pretraining, mining and an evaluation (a plain `dvc repro`, not the scheduler: every stage
     # pins its kernels and threads itself, vlcomp.determinism) rewrites the same bytes: dvc.lock unchanged, nothing
     # downstream stale. The run-specific record (commit, MLflow run id, machine) is in runs/, which no stage reads
-    lock = (work / "dvc.lock").read_bytes()
+    locks = {f: f.read_bytes() for f in work.rglob("dvc.lock")}
+    assert len(locks) > 2  # the root lock, each paper's and each method's
     plain = {k: v for k, v in env.items() if k != "VLCOMP_THREADS"}
-    for stage in ("pretrain@b1", "mine@negclip-b1", "evaluate@negclip-b0s0"):
+    for stage in ("pretrain@b1", "pipelines/aro/dvc.yaml:mine@negclip-b1",
+                  "pipelines/aro/negclip/dvc.yaml:evaluate@negclip-b0s0"):
         subprocess.run(["dvc", "repro", "--force", "--single-item", stage], cwd=work, env=plain,
                        capture_output=True, text=True, check=True)
-    assert (work / "dvc.lock").read_bytes() == lock
+    assert {f: f.read_bytes() for f in work.rglob("dvc.lock")} == locks
     status = subprocess.run(["dvc", "status"], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
     assert "up to date" in status, status
     record = json.loads((work / "runs" / "evaluate@negclip-b0s0.json").read_text())
@@ -143,3 +146,16 @@ def test_smoke_pipeline(tmp_path):
         for f in files:
             assert (work / "data" / "mined" / name / f).stat().st_size > 0, (name, f)
     assert (work / "models" / "mlm" / "config.json").is_file()
+
+    # every library module a stage process imported is one of its declared dependencies (vlcomp.dag's static graph,
+    # plugins by name included, held to what the real run imported)
+    from dvc.repo import Repo
+
+    with Repo(str(work)) as repo:
+        declared = {s.cmd.split(" ", 1)[1]: [str(d.def_path) for d in s.deps] for s in repo.index.stages}
+    records = [json.loads(f.read_text()) for f in sorted(audit.glob("*.json"))]
+    assert len(records) >= len(declared) - 1  # every stage ran (its process recorded its imports)
+    for rec in records:
+        deps = declared[" ".join(rec["argv"])]
+        missing = [m for m in rec["modules"] if not any(m == d or m.startswith(d.rstrip("/") + "/") for d in deps)]
+        assert not missing, f"{' '.join(rec['argv'])}: imported {missing} without declaring them"

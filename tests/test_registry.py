@@ -44,3 +44,50 @@ def test_unknown_name_lists_the_known_names() -> None:
 def test_unknown_name_in_an_empty_registry() -> None:
     with pytest.raises(ValueError, match=r"unknown loss 'clip'; known: \(none\)"):
         Registry("loss").get("clip")
+
+
+def test_plugin_modules_rule() -> None:
+    from vlcomp.registry import plugin_modules
+
+    assert plugin_modules("tsvlc_analogy") == ["tsvlc_analogy", "tsvlc"]
+    assert plugin_modules("clip") == ["clip"]
+    assert plugin_modules("a_b_c") == ["a_b_c", "a_b", "a"]
+    assert plugin_modules("toy-rn16") == []
+
+
+def test_a_plugin_registry_imports_a_module_only_when_its_name_is_asked_for(tmp_path, monkeypatch) -> None:
+    import sys
+
+    pkg = tmp_path / "plugpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from vlcomp.registry import Registry\nREG = Registry('thing', package=__name__)\n")
+    (pkg / "alpha.py").write_text("from . import REG\nREG.add('alpha', 1)\nREG.add('alpha_two', 2)\n")
+    (pkg / "beta.py").write_text("from . import REG\nREG.add('beta', 3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for m in [m for m in sys.modules if m.startswith("plugpkg")]:
+        monkeypatch.delitem(sys.modules, m)
+    import plugpkg
+
+    assert "plugpkg.alpha" not in sys.modules and "plugpkg.beta" not in sys.modules
+    assert plugpkg.REG.get("alpha_two") == 2  # found in module alpha by the prefix rule
+    assert "plugpkg.alpha" in sys.modules and "plugpkg.beta" not in sys.modules
+    assert "beta" in plugpkg.REG and "plugpkg.beta" in sys.modules
+    assert "gamma" not in plugpkg.REG
+    with pytest.raises(ValueError, match=r"unknown thing 'gamma'; known: alpha, alpha_two, beta$"):
+        plugpkg.REG.get("gamma")
+    assert plugpkg.REG.names() == ["alpha", "alpha_two", "beta"] and len(plugpkg.REG) == 3
+
+
+def test_the_library_registries_load_their_plugins_by_name() -> None:
+    """Importing a plugin package imports none of its plugins (in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, vlcomp.losses, vlcomp.generators, vlcomp.reporting.papers\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['vlcomp','losses'], ['vlcomp','generators'])"
+            " or m.startswith('vlcomp.reporting.papers.')))\n"
+            "from vlcomp.losses import LOSSES\nLOSSES.get('negclip')\n"
+            "print(sorted(m for m in sys.modules if m.startswith('vlcomp.losses.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "['vlcomp.generators', 'vlcomp.losses']"
+    assert out[1] == "['vlcomp.losses.clip', 'vlcomp.losses.negclip']"  # negclip's own import of the CLIP loss

@@ -80,12 +80,15 @@ def test_git_commit_ignores_dvc_lock_but_not_source(tmp_path):
 
     git("init", "-q")
     (tmp_path / "dvc.lock").write_text("a\n")
+    (tmp_path / "pipelines" / "p" / "m").mkdir(parents=True)
+    (tmp_path / "pipelines" / "p" / "m" / "dvc.lock").write_text("a\n")  # a per-paper pipeline file's lock
     (tmp_path / "code.py").write_text("x = 1\n")
     git("add", "-A")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
     clean = git_commit(tmp_path)
     assert not clean.endswith("-dirty") and len(clean) == 40
     (tmp_path / "dvc.lock").write_text("b\n")
+    (tmp_path / "pipelines" / "p" / "m" / "dvc.lock").write_text("b\n")
     assert git_commit(tmp_path) == clean
     (tmp_path / "code.py").write_text("x = 2\n")
     assert git_commit(tmp_path) == clean + "-dirty"

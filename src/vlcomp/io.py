@@ -156,3 +156,22 @@ def write_training_curve(path: str | os.PathLike, history: list[dict]) -> None:
     """A training history as the data series a DVC plot reads (``dvc plots show / diff``): one record per logged
     step, timing fields dropped."""
     write_json(path, without_timings(history))
+
+
+def tree_digest(root: str | Path) -> str:
+    """The content of a directory as text: one ``<sha256>  <relative path>`` line per file (``sha256sum``'s
+    format), sorted by path. A stage that reads a large output folder depends on this one file (written beside the
+    folder by the stage that writes it) instead of DVC hashing thousands of files for every reader: any change of
+    a file's bytes, name or presence changes the digest."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    files = sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).as_posix())
+    return "".join(f"{sha256_file(p)}  {p.relative_to(root).as_posix()}\n" for p in files)
+
+
+def write_tree_digest(root: str | Path, out: str | Path) -> Path:
+    """:func:`tree_digest` of ``root`` written atomically to ``out``."""
+    with atomic_path(out) as tmp:
+        tmp.write_text(tree_digest(root))
+    return Path(out)

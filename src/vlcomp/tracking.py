@@ -41,8 +41,9 @@ def check_key(key: str) -> str:
 def git_commit(cwd: str | Path = ".") -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True)
-        # dvc.lock is rewritten by DVC while the pipeline runs, so it never counts as a dirty source tree
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)dvc.lock"],
+        # DVC rewrites the dvc.lock files while the pipeline runs, so they never count as a dirty source tree
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude,glob)**/dvc.lock"],
                                cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
         return out.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vlcomp.config import MLM_DIR, NO_MODEL_DIR, mined_dir, profile_params, resolve_layers
-from vlcomp.eval.run import evaluation_benchmarks
+from vlcomp.eval.inputs import evaluation_benchmarks
 from vlcomp.generators import GENERATORS, Generator
 from vlcomp.methods import method_config, sources, variant_config
 

@@ -134,7 +134,6 @@ def finish_benchmarks(params: Mapping[str, Any], inputs: Mapping[str, Any], out:
     from ..config import build, section
     from ..io import write_json
     from ..text.perturb import TextShuffler
-    from .run import evaluation_benchmarks
 
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
     names = list(names) if names is not None else evaluation_benchmarks(params)
@@ -145,3 +144,42 @@ def finish_benchmarks(params: Mapping[str, Any], inputs: Mapping[str, Any], out:
     manifest = build_manifest(names, inputs, out, root_relative=True, counts=dict(counts or {}))
     write_json(out / "manifest.json", manifest)
     return manifest
+
+
+def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, base: str | None = None,
+                          variant: str | None = None) -> list[str]:
+    """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known. With
+    ``variant`` (a fine-tuned run, a key of ``variants``), ``variants.<variant>.benchmarks`` (derived from
+    ``methods.<m>.benchmarks`` for the run's chain, :func:`vlcomp.config.chain_benchmarks`); with ``method``, that
+    method's own subset where ``methods.<method>.benchmarks`` names one for the first chain (an ablation row scored
+    on its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
+    (another base model's, ``base_models.<kind>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
+    outside it is an error."""
+    from ..benchmarks import benchmarks_named
+    from ..config import chain_benchmarks
+
+    names = (params.get("evaluate") or {}).get("benchmarks")
+    if not names or not isinstance(names, list):
+        raise ValueError("params: evaluate.benchmarks must be a non-empty list of benchmark names")
+    try:
+        benchmarks_named(names)
+    except ValueError as e:
+        raise ValueError(f"params evaluate.benchmarks: {e}") from None
+    if variant is not None:
+        variants = params.get("variants") or {}
+        if variant not in variants:
+            raise ValueError(f"params: variants has no {variant!r} (variants: {', '.join(variants) or 'none'})")
+        own, where = variants[variant].get("benchmarks"), f"variants.{variant}.benchmarks"
+    elif method:
+        where = f"methods.{method}.benchmarks"
+        own = chain_benchmarks(((params.get("methods") or {}).get(method) or {}).get("benchmarks"), True, where)
+    else:
+        own, where = None, ""
+    if own is None and base is not None:
+        own, where = ((params.get("bases") or {}).get(base) or {}).get("benchmarks"), f"bases.{base}.benchmarks"
+    if own is None:
+        return list(names)
+    if not isinstance(own, list) or not own or any(n not in names for n in own):
+        raise ValueError(f"params: {where}={own!r} must be a non-empty subset of "
+                         f"evaluate.benchmarks ({', '.join(names)})")
+    return [n for n in names if n in own]

@@ -21,6 +21,7 @@ import pandas as pd
 from ..benchmarks.registry import aggregate_tables, run_benchmarks
 from ..config import PROFILES, expand_inputs
 from ..io import atomic_dir, write_json
+from .inputs import read_manifest
 
 log = logging.getLogger(__name__)
 
@@ -30,45 +31,6 @@ def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
     inputs = expand_inputs(params.get("paper_inputs") or {})
     inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
     return inputs
-
-
-def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, base: str | None = None,
-                          variant: str | None = None) -> list[str]:
-    """``evaluate.benchmarks``: the benchmarks every model is scored on (both profiles), checked to be known. With
-    ``variant`` (a fine-tuned run, a key of ``variants``), ``variants.<variant>.benchmarks`` (derived from
-    ``methods.<m>.benchmarks`` for the run's chain, :func:`vlcomp.config.chain_benchmarks`); with ``method``, that
-    method's own subset where ``methods.<method>.benchmarks`` names one for the first chain (an ablation row scored
-    on its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
-    (another base model's, ``base_models.<kind>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
-    outside it is an error."""
-    from ..benchmarks import benchmarks_named
-    from ..config import chain_benchmarks
-
-    names = (params.get("evaluate") or {}).get("benchmarks")
-    if not names or not isinstance(names, list):
-        raise ValueError("params: evaluate.benchmarks must be a non-empty list of benchmark names")
-    try:
-        benchmarks_named(names)
-    except ValueError as e:
-        raise ValueError(f"params evaluate.benchmarks: {e}") from None
-    if variant is not None:
-        variants = params.get("variants") or {}
-        if variant not in variants:
-            raise ValueError(f"params: variants has no {variant!r} (variants: {', '.join(variants) or 'none'})")
-        own, where = variants[variant].get("benchmarks"), f"variants.{variant}.benchmarks"
-    elif method:
-        where = f"methods.{method}.benchmarks"
-        own = chain_benchmarks(((params.get("methods") or {}).get(method) or {}).get("benchmarks"), True, where)
-    else:
-        own, where = None, ""
-    if own is None and base is not None:
-        own, where = ((params.get("bases") or {}).get(base) or {}).get("benchmarks"), f"bases.{base}.benchmarks"
-    if own is None:
-        return list(names)
-    if not isinstance(own, list) or not own or any(n not in names for n in own):
-        raise ValueError(f"params: {where}={own!r} must be a non-empty subset of "
-                         f"evaluate.benchmarks ({', '.join(names)})")
-    return [n for n in names if n in own]
 
 
 def write_tables(out: Path, tables: Mapping[str, pd.DataFrame]) -> None:
@@ -87,8 +49,6 @@ def read_tables(out: str | Path) -> dict[str, pd.DataFrame]:
 def score_benchmarks(scorer: Any, names: Sequence[str], benchmarks_dir: str | Path, *, seed: int = 0) -> dict[str, float]:
     """Metrics of one scorer on ``names``, read from a ``benchmarks`` stage output (scripts and probes: nothing
     is written)."""
-    from .inputs import read_manifest
-
     inputs = read_manifest(benchmarks_dir, seed=seed)
     return aggregate_tables(run_benchmarks(scorer, names, inputs), names, inputs)
 

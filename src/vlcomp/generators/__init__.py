@@ -74,7 +74,7 @@ class Generator:
             raise ValueError(f"generator declares unknown outputs {unknown}; known: {sorted(MINED)}")
 
 
-GENERATORS: Registry[Generator] = Registry("generator")
+GENERATORS: Registry[Generator] = Registry("generator", package=__name__)
 
 
 def check_written(name: str, gen: Generator, out_dir: str | Path) -> None:
@@ -121,5 +121,3 @@ def read_mined(mined: str | Path, names: Iterable[str], *, n_images: int, captio
         out[name] = value
     return out
 
-
-from . import negclip, tsvlc  # noqa: E402,F401  (registration)

@@ -10,9 +10,9 @@ in ``_loss``). A loss names the blocks it needs and raises ValueError naming a m
 
 from ..registry import Registry
 
-LOSSES: Registry = Registry("loss")
-
-from . import clip, cyclip, negclip, tsvlc  # noqa: E402,F401  (registration)
+LOSSES: Registry = Registry("loss", package=__name__)
+"""Loss ``name`` lives in module ``vlcomp.losses.<name>`` (or a prefix of it cut at underscores), imported when
+first asked for (:class:`vlcomp.registry.Registry`)."""
 
 
 def get_loss(name: str, **kwargs):

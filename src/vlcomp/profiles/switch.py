@@ -5,7 +5,8 @@ DVC reads ``params.yaml``. It is *generated*: ``profiles/common.yaml`` holds eve
 ``profiles/toy.yaml`` / ``profiles/paper.yaml`` hold only what differs (world, model, sizes, learning rates,
 real inputs and released checkpoints). :func:`vlcomp.config.profile_params` merges the two and derives
 ``variants`` (one ``<method>-s<seed>`` per training seed); :func:`render` writes the result with a header naming
-its sources. Switching writes that rendering of another profile; after it, plain ``dvc repro`` (or
+its sources. Switching writes that rendering of another profile and the per-paper pipeline files of its runs
+(:func:`vlcomp.dag.write_pipelines`); after it, plain ``dvc repro`` (or
 ``dvc exp run``) runs that profile: same DAG, same stage scripts, which switch on ``profile``. DVC compares param
 *values*, so regenerating an unchanged profile reruns nothing.
 
@@ -93,6 +94,10 @@ def switch(name: str, root: str | Path = ".", *, force: bool = False) -> Path | 
     with atomic_path(params) as tmp:
         tmp.write_text(text)
         tmp.chmod(0o644)
+    from ..dag import TEMPLATES, write_pipelines
+
+    if (Path(root) / TEMPLATES).is_file():  # the per-paper pipeline files follow the profile's runs
+        write_pipelines(load_params(params), Path(root))
     return backup
 
 

@@ -80,14 +80,19 @@ def ignored_models(metrics_dir: str | Path, params: Mapping[str, Any] | None = N
     return [d.name for d in model_dirs(metrics_dir) if d.name not in expected]
 
 
-def collect(metrics_dir: str | Path, params: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def collect(metrics_dir: str | Path, params: Mapping[str, Any] | None = None,
+            models: Iterable[str] | None = None) -> pd.DataFrame:
     """Long table (:data:`LONG_COLUMNS`): one row per (model folder, metric) with the model's chain
     (:func:`vlcomp.reporting.tree.chain_of`: provenance, else params ``variants`` / ``bases``). Where params define
-    the pipeline's models, only their folders are read (:func:`ignored_models` names the others)."""
+    the pipeline's models, only their folders are read (:func:`ignored_models` names the others); with ``models``
+    (a paper's :attr:`vlcomp.reporting.scope.Scope.models`), only those of them."""
     params = params or {}
     ignored = set(ignored_models(metrics_dir, params))
+    wanted = None if models is None else set(models)
     rows = []
     for d in model_dirs(metrics_dir, skip=ignored):
+        if wanted is not None and d.name not in wanted:
+            continue
         prov = read_provenance(d / "provenance.json")
         if prov is None:
             raise FileNotFoundError(f"{d / 'provenance.json'}: missing (every metrics.json has its provenance)")

@@ -281,16 +281,23 @@ def _ordered(found: dict[str, ModelResult], expected: list[str], source: str, ro
 
 
 def read_tree(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models", *,
-         paper_values: pd.DataFrame, profile: str, released_subdir: str = RELEASED_SUBDIR) -> MetricsTree:
-    """Read the metrics tree of ``profile``: pipeline models (:func:`expected_pipeline_models`) and released
-    checkpoints (params ``paper_models``), each present or missing and matched with ``paper_values``, plus the
-    folders ignored because they belong to no model of ``profile``."""
+         paper_values: pd.DataFrame, profile: str, released_subdir: str = RELEASED_SUBDIR,
+         models: Iterable[str] | None = None) -> MetricsTree:
+    """Read the metrics tree of ``profile``: pipeline models (:func:`expected_pipeline_models`; with ``models``, a
+    paper's :attr:`vlcomp.reporting.scope.Scope.models`, only those) and released checkpoints (params
+    ``paper_models``), each present or missing and matched with ``paper_values``, plus the folders ignored because
+    they belong to no model of ``profile``."""
     metrics_dir, params_path = Path(metrics_dir), Path(params_path)
     params = read_params(params_path)
     pipe, ign_pipe = _scan(metrics_dir, PIPELINE, profile, params, paper_values, skip=(released_subdir,))
+    expected = expected_pipeline_models(params)
+    if models is not None:
+        wanted = set(models)
+        expected = [m for m in expected if m in wanted]
+        pipe = {k: v for k, v in pipe.items() if k in wanted or k not in expected_pipeline_models(params)}
     rel_root = metrics_dir / released_subdir
     rel, ign_rel = _scan(rel_root, RELEASED, profile, params, paper_values)
-    models = (_ordered(pipe, expected_pipeline_models(params), PIPELINE, metrics_dir, params, paper_values)
+    models = (_ordered(pipe, expected, PIPELINE, metrics_dir, params, paper_values)
               + _ordered(rel, list(_section(params, "paper_models")), RELEASED, rel_root, params, paper_values))
     return MetricsTree(models, ign_pipe + ign_rel, params, paper_values, profile, metrics_dir, Path(models_dir),
                        params_path)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ...device import resolve_device
-from ...eval.run import evaluate_scorer, evaluation_benchmarks, evaluation_inputs
+from ...eval.inputs import evaluation_benchmarks
+from ...eval.run import evaluate_scorer, evaluation_inputs
 from ...io import read_json
 
 

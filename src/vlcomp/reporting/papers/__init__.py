@@ -28,18 +28,23 @@ class Paper:
     benchmarks: tuple[str, ...]
     artifacts: tuple[str, ...]  # catalog IDs the report renders
     claims: Callable[..., list] | None = None  # (reporting.ledger.Evidence, **context) -> list of reporting.ledger.Claim
+    cross_papers: tuple[str, ...] = ()  # papers whose methods' rows this report also shows (vlcomp.reporting.scope)
 
 
-PAPERS: Registry[Paper] = Registry("paper")
+PAPERS: Registry[Paper] = Registry("paper", package=__name__)
 
 
-def papers_of(params: Mapping[str, Any]) -> list[Paper]:
+def papers_of(params: Mapping[str, Any], only: str | None = None) -> list[Paper]:
     """The papers ``params['papers']`` names, checked: registered, their methods defined in ``methods`` with
     ``paper`` set to them. A benchmark of a paper that ``evaluate.benchmarks`` lacks (the paper profile has no
     zero-shot files, for one) is no error: its rows show as not evaluated (:func:`unevaluated`)."""
     names = params.get("papers") or []
     if not isinstance(names, list) or not names:
         raise ValueError("params: papers must list at least one paper (known: " + ", ".join(PAPERS.names()) + ")")
+    if only is not None:  # one paper's report: only its module is loaded
+        if only not in names:
+            raise ValueError(f"paper {only!r} is not in params' papers ({', '.join(names)})")
+        names = [only]
     out = []
     for name in names:
         paper = PAPERS.get(name)
@@ -54,10 +59,15 @@ def papers_of(params: Mapping[str, Any]) -> list[Paper]:
     return out
 
 
+def paper_scope(params: Mapping[str, Any], name: str):
+    """What paper ``name``'s report reads (:func:`vlcomp.reporting.scope.scope` with its cross-evaluated papers)."""
+    from ..scope import scope
+
+    return scope(params, name, PAPERS.get(name).cross_papers)
+
+
 def unevaluated(params: Mapping[str, Any], paper: Paper) -> list[str]:
     """The paper's benchmarks that ``evaluate.benchmarks`` does not score."""
     evaluated = set((params.get("evaluate") or {}).get("benchmarks") or [])
     return [b for b in paper.benchmarks if b not in evaluated]
 
-
-from . import aro, tsvlc  # noqa: E402,F401  (registration)

@@ -37,9 +37,6 @@ from typing import Any
 import torch
 
 from ....models.scorers import ImageTextScorer
-from . import blip, conclip, flava, openclip, tsvlc  # noqa: F401 - each registers its family in ZOO
-from .blip import BlipScorer
-from .flava import FlavaScorer
 from .spec import ZOO, Family, Key, check_spec
 
 log = logging.getLogger(__name__)
@@ -55,4 +52,4 @@ def build_scorer(name: str, spec: Mapping[str, Any], *,
     return scorer
 
 
-__all__ = ["ZOO", "BlipScorer", "Family", "FlavaScorer", "Key", "build_scorer", "check_spec"]
+__all__ = ["ZOO", "Family", "Key", "build_scorer", "check_spec"]

@@ -39,7 +39,7 @@ class Family:
 
 
 #: Every family, by its ``family`` value in ``paper_models`` (each family module registers itself).
-ZOO: Registry[Family] = Registry("model family")
+ZOO: Registry[Family] = Registry("model family", package="vlcomp.profiles.paper.zoo")
 
 STR, INT, BOOL, NUM = (str,), (int,), (bool,), (int, float)
 
@@ -62,12 +62,12 @@ def check_spec(name: str, spec: Mapping[str, Any]) -> tuple[Family, dict[str, An
     """The family and the full spec (defaults filled, paths expanded); ``ValueError`` naming model and key."""
     if not isinstance(spec, Mapping):
         raise ValueError(f"model {name!r}: spec must be a mapping, got {type(spec).__name__}")
-    known = ", ".join(ZOO.names())
     if "family" not in spec:
-        raise ValueError(f"model {name!r}: missing key 'family' (one of {known})")
+        raise ValueError(f"model {name!r}: missing key 'family' (one of {', '.join(ZOO.names())})")
     fam_name = spec["family"]
     if not isinstance(fam_name, str) or fam_name not in ZOO:
-        raise ValueError(f"model {name!r}: key 'family'={fam_name!r} is not a known family (one of {known})")
+        raise ValueError(f"model {name!r}: key 'family'={fam_name!r} is not a known family "
+                         f"(one of {', '.join(ZOO.names())})")
     family = ZOO.get(fam_name)
     unknown = sorted(set(spec) - set(family.keys) - {"family"})
     if unknown:

@@ -22,7 +22,16 @@ from ....metrics.aro import VG_RELATION_GROUP_OF
 from ...collect import methods_of
 from ...comparison import comparison_frame, comparison_rows, first_paper_cell, paper_cell
 from ...paper_values import MACRO_GROUPS, PAPER_FILES, load_paper_values, lookup
-from ...tree import PAPER_PROFILE, PIPELINE, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult, read_tree
+from ...tree import (
+    PAPER_PROFILE,
+    PIPELINE,
+    RELEASED,
+    RELEASED_SUBDIR,
+    MetricsTree,
+    ModelResult,
+    read_params,
+    read_tree,
+)
 from . import NAME
 from .tables import T6_ROWS
 
@@ -35,8 +44,11 @@ ZEROSHOT_ARO_TASKS = ("cifar10", "cifar100", "imagenet")
 
 def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models") -> MetricsTree:
     """The paper profile's metrics tree, its models matched with ARO's printed values."""
+    from .. import paper_scope
+
+    models = paper_scope(read_params(params_path), NAME).models
     return read_tree(metrics_dir, params_path, models_dir, paper_values=load_paper_values(NAME),
-                     profile=PAPER_PROFILE)
+                     profile=PAPER_PROFILE, models=models)
 
 
 def _names(models: list[ModelResult]) -> str:

@@ -48,7 +48,7 @@ from ...render import (  # noqa: E402
     show_or_missing,  # noqa: F401
 )
 from ...tree import PROVENANCE_LEGEND, TOY_PROFILE, read_params  # noqa: E402
-from .. import PAPERS  # noqa: E402
+from .. import PAPERS, paper_scope  # noqa: E402
 from . import NAME, figures, tables  # noqa: E402
 from .artifacts import artifact_inventory  # noqa: E402
 from .inconsistencies import notes as paper_notes  # noqa: E402
@@ -84,7 +84,7 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
     derived per-model metrics (own - wrong image, the radar's retrieval means), ARO's printed values and the
     params."""
     params = read_params(params_path)
-    long = collect(metrics_dir, params)
+    long = collect(metrics_dir, params, paper_scope(params, NAME).models)
     for _, own, wrong, _ in tables.WRONG_IMAGE_ROWS:
         long = with_difference(long, tables.own_minus_wrong_key(own), own, wrong)
     for ds in ("coco", "flickr30k"):
@@ -300,11 +300,16 @@ def fig(ctx: ReportContext, out_dir: str, name: str) -> str:
 
 
 def _histories(ctx: ReportContext) -> dict[str, tuple[str, list[dict]]]:
-    """Training histories by run name: ``(kind, records)`` with kind ``pretrain`` (``models/base/**``) or
-    ``finetune`` (``models/finetune/<variant>``)."""
+    """Training histories by run name: ``(kind, records)`` with kind ``pretrain`` (``models/base/<base>``) or
+    ``finetune`` (``models/finetune/<variant>``), of the report's runs and their bases only
+    (:func:`vlcomp.reporting.papers.paper_scope`)."""
+    sc = paper_scope(ctx.params, NAME)
+    own = {f"base/{b}" for b in sc.bases} | {f"finetune/{v}" for v in sc.variants}
     out = {}
     for path in sorted(ctx.models_dir.rglob("history.json")):
         rel = path.parent.relative_to(ctx.models_dir)
+        if rel.as_posix() not in own:
+            continue
         kind = rel.parts[0] if rel.parts and rel.parts[0] in ("finetune", "lr") else "pretrain"
         if kind == "lr":
             continue
@@ -331,9 +336,11 @@ def training_curves(ctx: ReportContext) -> plt.Figure:
 
 
 def lr_selection(ctx: ReportContext) -> Table:
-    """Every learning-rate grid point of every selection (``models/lr/<selection>``; params ``lr_selection``)."""
+    """Every learning-rate grid point of every selection of the report's runs (``models/lr/<selection>``; params
+    ``lr_selection``)."""
     rows = []
-    selections = ctx.params.get("selections") or {}
+    own = paper_scope(ctx.params, NAME).selections
+    selections = {k: v for k, v in (ctx.params.get("selections") or {}).items() if k in own}
     # the selections params name (a folder left by an earlier params, e.g. a per-chain sweep, is not one of them)
     for path in sorted(ctx.models_dir / "lr" / name / "selection.json" for name in selections):
         if not path.is_file():

@@ -40,4 +40,5 @@ PAPERS.add(NAME, Paper(
     benchmarks=("vlchecklist", "zeroshot_elevater"),
     artifacts=ARTIFACTS,
     claims=tsvlc_claims,
+    cross_papers=("aro",),  # Table 1a's ARO rows (CLIP-FT, NegCLIP), cross-evaluated on TSVLC's benchmarks
 ))

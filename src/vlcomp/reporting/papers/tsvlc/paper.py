@@ -25,7 +25,10 @@ def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Pat
     """The paper profile's metrics tree. Its models are matched with no printed-values file (the TSVLC numbers
     are :mod:`.printed` and, for the released checkpoint, ``vlcomp/data/released_paper_values.csv``)."""
     empty = pd.DataFrame(columns=list(PAPER_VALUE_COLUMNS))
-    return read_tree(metrics_dir, params_path, models_dir, paper_values=empty, profile=PAPER_PROFILE)
+    from .. import paper_scope
+
+    models = paper_scope(read_params(params_path), NAME).models
+    return read_tree(metrics_dir, params_path, models_dir, paper_values=empty, profile=PAPER_PROFILE, models=models)
 
 
 def methods_status(tree: MetricsTree) -> pd.DataFrame:

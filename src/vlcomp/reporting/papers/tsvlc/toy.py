@@ -99,7 +99,9 @@ def load(metrics_dir: str, world_dir: str, models_dir: str, params_path: str,
     run``)."""
     params = read_params(params_path)
     try:
-        long = collect(metrics_dir, params)
+        from .. import paper_scope
+
+        long = collect(metrics_dir, params, paper_scope(params, NAME).models)
     except FileNotFoundError:
         long = pd.DataFrame(columns=list(LONG_COLUMNS))
     long = claims.with_claim_metrics(long)

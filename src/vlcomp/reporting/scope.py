@@ -1,0 +1,49 @@
+"""What a paper's report reads, in one place: the methods it shows, their runs and the files those runs wrote.
+
+A paper's report shows the methods whose ``methods.<m>.paper`` is that paper, then those of the papers it
+cross-evaluates (:attr:`vlcomp.reporting.papers.Paper.cross_papers`: TSVLC's report shows ARO's CLIP-FT and NegCLIP
+rows), each over its runs (``variants`` of params), with the base models of their chains (every default base
+``b<k>`` and each other base model a run starts from). The report stage reads only these, and the pipeline writer
+(:mod:`vlcomp.dag`) declares exactly these as the stage's dependencies, so a new paper's runs leave every other
+paper's report up to date.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import base_model_name
+
+
+@dataclass(frozen=True)
+class Scope:
+    paper: str
+    methods: tuple[str, ...]  # params order
+    variants: tuple[str, ...]  # runs of ``methods``, params order
+    bases: tuple[str, ...]  # keys of ``bases``: every default chain's base, then the other base models its runs use
+    selections: tuple[str, ...]  # ``models/lr/<s>`` the runs take their learning rate from
+    mined: tuple[str, ...]  # ``data/mined/<d>`` the runs train on
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The metrics folders (``metrics/<model>``) of the report: base models, then runs."""
+        return (*(base_model_name(b) for b in self.bases), *self.variants)
+
+
+def _section(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    return params.get(name) or {}
+
+
+def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = ()) -> Scope:
+    """The scope of ``paper``'s report (and of the papers in ``cross_papers`` whose rows it shows)."""
+    shown = {paper, *cross_papers}
+    methods = tuple(m for m, spec in _section(params, "methods").items() if (spec or {}).get("paper") in shown)
+    runs = {v: spec for v, spec in _section(params, "variants").items() if spec.get("method") in methods}
+    used = {spec.get("base") for spec in runs.values()}
+    bases = tuple(b for b, spec in _section(params, "bases").items() if not (spec or {}).get("model") or b in used)
+    selections = tuple(dict.fromkeys(s for spec in runs.values() if (s := spec.get("selection"))))
+    mined = tuple(dict.fromkeys(d for spec in runs.values() for d in (spec.get("mined"), spec.get("mined_positives"))
+                                if d))
+    return Scope(paper, methods, tuple(runs), bases, selections, mined)
