@@ -24,7 +24,7 @@ class Scope:
     variants: tuple[str, ...]  # runs of ``methods``, params order
     bases: tuple[str, ...]  # keys of ``bases``: every default chain's base, then the other base models its runs use
     selections: tuple[str, ...]  # ``models/lr/<s>`` the runs take their learning rate from
-    mined: tuple[str, ...]  # ``data/mined/<d>`` the runs train on
+    mined: tuple[str, ...]  # ``data/mined/<d>``: what the runs train on, and every dataset the paper's methods mine
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -44,6 +44,11 @@ def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = (
     used = {spec.get("base") for spec in runs.values()}
     bases = tuple(b for b, spec in _section(params, "bases").items() if not (spec or {}).get("model") or b in used)
     selections = tuple(dict.fromkeys(s for spec in runs.values() if (s := spec.get("selection"))))
-    mined = tuple(dict.fromkeys(d for spec in runs.values() for d in (spec.get("mined"), spec.get("mined_positives"))
-                                if d))
+    mined = [d for spec in runs.values() for d in (spec.get("mined"), spec.get("mined_positives")) if d]
+    # and every dataset the paper's own methods' generators mine (its report describes them all, run or not)
+    own = {g for spec in _section(params, "methods").values() if (spec or {}).get("paper") == paper
+           for g in ((spec or {}).get("generator"), (spec or {}).get("positives_from")) if g}
+    mined += [d for s in ("mining", "generating") for d, item in _section(params, s).items()
+              if (item or {}).get("generator") in own]
+    mined = tuple(dict.fromkeys(mined))
     return Scope(paper, methods, tuple(runs), bases, selections, mined)
