@@ -8,8 +8,8 @@ dependencies, params and locks are what DVC reads. Measured, medians of ``--roun
 
 - ``status_s``: ``dvc status`` with every stage up to date;
 - ``repro_noop_s``: ``python scripts/repro.py`` (what ``make repro`` runs) with every stage up to date;
-- ``stage_dvc_s``: ``dvc repro --force --single-item`` of one stage of each kind whose command is replaced by
-  ``true`` (DVC's whole per-stage cost: loading the pipeline files, hashing the dependencies, committing the outputs,
+- ``stage_dvc_s``: ``dvc repro --force --single-item`` of one stage of each kind whose command is replaced by one
+  that only writes stand-ins of its outputs (DVC's whole per-stage cost: loading the pipeline files, hashing the dependencies, committing the outputs,
   rewriting the stage's lock);
 - ``stage_imports_s``: ``python stages/<script>.py --help`` (the interpreter and every module-level import of the
   stage script; the rest of a stage's imports come with its work).
@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import statistics
 import subprocess
@@ -78,15 +77,22 @@ def _stage_of_each_kind(work: Path, env: dict) -> dict[str, str]:
 
 
 def _neutralise(work: Path, address: str) -> None:
-    """Replace the command of ``address``'s stage group by ``true`` in its pipeline file."""
+    """Replace the command of ``address``'s stage group, in its pipeline file, by one that only writes stand-ins of
+    the group's outputs (DVC deletes a stage's outputs before running it): DVC's cost around a stage that does no
+    work."""
+    import yaml
+
     path, _, name = address.rpartition(":")
     f = work / (path or "dvc.yaml")
-    group = name.split("@")[0]
-    text = f.read_text()
-    new = re.sub(rf"(\n  {group}:\n(?:    .*\n)*?\s+cmd: )(.*(?:\n\s{{8,}}\S.*)*)", r'\1"true"', text, count=1)
-    if new == text:
-        raise SystemExit(f"{f}: could not find the command of stage group {group}")
-    f.write_text(new)
+    doc = yaml.safe_load(f.read_text())
+    group = doc["stages"][name.split("@")[0]]
+    body = group.get("do", group)
+    outs = [next(iter(o)) if isinstance(o, dict) else o
+            for key in ("outs", "metrics", "plots") for o in body.get(key) or []]
+    steps = [(f"mkdir -p $(dirname {o}) && echo '{{}}' > {o}" if Path(o).suffix in (".json", ".sha256", ".html", ".csv")
+              else f"mkdir -p {o} && echo x > {o}/stand-in") for o in outs]
+    body["cmd"] = " && ".join(steps)
+    f.write_text(yaml.safe_dump(doc, sort_keys=False, width=1000))
 
 
 def measure(repo: Path, chains: int | None, rounds: int) -> dict:
