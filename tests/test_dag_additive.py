@@ -56,7 +56,7 @@ NEW_PAPER = {
         from .. import PAPERS, Paper
 
         PAPERS.add("toypaper", Paper(name="toypaper", title="Toy paper", catalog="toypaper.md",
-                                     methods=("toypaper_m",), benchmarks=("vg_relation",), artifacts=()))
+                                     benchmarks=("vg_relation",), artifacts=()))
         ''',
     "notebooks/toypaper.py": '''
         # %%

@@ -1,13 +1,13 @@
 """Papers as a registry: what each paper's report covers, keyed by the names of ``papers`` in params.yaml.
 
-A :class:`Paper` lists the methods it compares (names of ``methods`` in params, after the base model), the
-benchmarks its tables read (names of ``vlcomp.benchmarks``), the catalog artifacts its report renders (the IDs of
-the catalog's artifact list, ``../shared/papers/<catalog>``) and its claims (a function of the collected
-metrics -> claims-ledger entries). ``papers`` in params lists the papers whose report the pipeline builds:
-``dvc.yaml`` fans ``report@<paper>`` out over it, and the report index lists them. Adding a paper is a module
-(or package, as :mod:`.aro`) here that calls ``PAPERS.add`` and holds the paper's tables, figures and claims, its
-notebook ``notebooks/<paper>.py`` (one template for both profiles, :mod:`vlcomp.reporting.notebook`), and a
-``papers`` entry.
+A :class:`Paper` gives the benchmarks its tables read (names of ``vlcomp.benchmarks``), the catalog artifacts its
+report renders (the IDs of the catalog's artifact list, ``../shared/papers/<catalog>``), its claims (a function of
+the collected metrics -> claims-ledger entries) and the papers whose rows it also shows. Which methods belong to a
+paper is said once, in params (``methods.<m>.paper``). ``papers`` in params lists the papers whose report the
+pipeline builds: each has ``report@<paper>`` in ``pipelines/<paper>/dvc.yaml``, and the report index lists them.
+Adding a paper is a module (or package, as :mod:`.aro`) here that calls ``PAPERS.add`` and holds the paper's tables,
+figures and claims, found by name (:class:`vlcomp.registry.Registry`), its notebook ``notebooks/<paper>.py`` (one
+template for both profiles, :mod:`vlcomp.reporting.notebook`), and a ``papers`` entry.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ class Paper:
     name: str
     title: str
     catalog: str  # file under ../shared/papers/
-    methods: tuple[str, ...]  # methods of params it compares, in the report's order
     benchmarks: tuple[str, ...]
     artifacts: tuple[str, ...]  # catalog IDs the report renders
     claims: Callable[..., list] | None = None  # (reporting.ledger.Evidence, **context) -> list of reporting.ledger.Claim
@@ -35,9 +34,11 @@ PAPERS: Registry[Paper] = Registry("paper", package=__name__)
 
 
 def papers_of(params: Mapping[str, Any], only: str | None = None) -> list[Paper]:
-    """The papers ``params['papers']`` names, checked: registered, their methods defined in ``methods`` with
-    ``paper`` set to them. A benchmark of a paper that ``evaluate.benchmarks`` lacks (the paper profile has no
-    zero-shot files, for one) is no error: its rows show as not evaluated (:func:`unevaluated`)."""
+    """The papers ``params['papers']`` names, checked: registered, each with at least one method in ``methods``
+    (``methods.<m>.paper``: the one place that says which methods belong to which paper; a report shows them in
+    params order, :func:`vlcomp.reporting.collect.methods_of`). A benchmark of a paper that ``evaluate.benchmarks``
+    lacks (the paper profile has no zero-shot files, for one) is no error: its rows show as not evaluated
+    (:func:`unevaluated`)."""
     names = params.get("papers") or []
     if not isinstance(names, list) or not names:
         raise ValueError("params: papers must list at least one paper (known: " + ", ".join(PAPERS.names()) + ")")
@@ -48,13 +49,9 @@ def papers_of(params: Mapping[str, Any], only: str | None = None) -> list[Paper]
     out = []
     for name in names:
         paper = PAPERS.get(name)
-        for m in paper.methods:
-            spec = (params.get("methods") or {}).get(m)
-            if spec is None:
-                raise ValueError(f"params: papers lists {name!r}, whose report compares method {m!r}; "
-                                 f"methods.{m} is missing")
-            if spec.get("paper") != name:
-                raise ValueError(f"params: methods.{m}.paper={spec.get('paper')!r}, but paper {name!r} reports it")
+        if not any((spec or {}).get("paper") == name for spec in (params.get("methods") or {}).values()):
+            raise ValueError(f"params: papers lists {name!r}, but no method of params has paper: {name} "
+                             f"(methods.<m>.paper)")
         out.append(paper)
     return out
 

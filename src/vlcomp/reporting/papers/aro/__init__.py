@@ -23,7 +23,6 @@ PAPERS.add(NAME, Paper(
     name=NAME,
     title="When and why vision-language models behave like bags-of-words, and what to do about it? (ARO, NegCLIP)",
     catalog="aro_negclip.md",
-    methods=("clip_ft", "negclip"),
     benchmarks=("vg_relation", "vg_attribution", "coco_order", "flickr_order", "coco_retrieval", "flickr_retrieval",
                 "zeroshot_aro"),
     artifacts=("ARO-D1", "ARO-D2", "ARO-D3", "ARO-D4", "ARO-M1", "ARO-M2", "ARO-T1", "ARO-F1", "ARO-T2", "ARO-X1",
