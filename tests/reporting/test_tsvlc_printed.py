@@ -4,6 +4,7 @@ printed values, and the catalog's Table-3-vs-Table-1a consistency arithmetic."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -56,7 +57,11 @@ def test_shapes_and_parsing():
         t2, t1a = P.printed_row(P.TABLE2, "TSVLC-T2", method), P.printed_row(P.TABLE1, "TSVLC-T1a", method)
         assert t2.cells == t1a.cells
     # the toy methods of the printed rows: the report's methods and the base models' evaluations; every row has one
-    methods = set(PAPERS.get("tsvlc").methods) | {"clip", "clip_vit", "clip_cyclip"}
+    from vlcomp.config import load_params
+    from vlcomp.reporting.collect import methods_of
+
+    params = load_params(Path(__file__).resolve().parents[2] / "params.yaml")
+    methods = set(methods_of(params, "tsvlc").order) | {"clip_vit", "clip_cyclip"}
     assert {r.method for r in (*P.TABLE1, *P.TABLE2, *P.TABLE3)} <= methods
     assert set(P.SECTIONS) == {f"TSVLC-T1{s}" for s in "abcdefg"}
 

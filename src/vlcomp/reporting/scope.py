@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import base_model_name
+from ..config import BASE_METHOD, base_model_name
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,9 @@ class Scope:
 
     @property
     def models(self) -> tuple[str, ...]:
-        """The metrics folders (``metrics/<model>``) of the report: base models, then runs."""
-        return (*(base_model_name(b) for b in self.bases), *self.variants)
+        """The metrics folders (``metrics/<model>``) of the report: base models (the single ``clip`` of a layout
+        without ``bases``), then runs."""
+        return (*((base_model_name(b) for b in self.bases) if self.bases else (BASE_METHOD,)), *self.variants)
 
 
 def _section(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -38,16 +39,25 @@ def _section(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 
 def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = ()) -> Scope:
     """The scope of ``paper``'s report (and of the papers in ``cross_papers`` whose rows it shows)."""
-    shown = {paper, *cross_papers}
-    methods = tuple(m for m, spec in _section(params, "methods").items() if (spec or {}).get("paper") in shown)
-    runs = {v: spec for v, spec in _section(params, "variants").items() if spec.get("method") in methods}
+    from .collect import methods_of  # the one rule of which methods are a paper's
+
+    own_methods = methods_of(params, paper).order[1:]
+    methods = tuple(m for p in (paper, *cross_papers) for m in methods_of(params, p).order[1:])
+    methods = tuple(m for m in _section(params, "methods") if m in methods)  # params order
+    variants = _section(params, "variants")
+    if not _section(params, "methods"):  # a bare metrics tree (no methods to attribute runs to): every run
+        methods = tuple(dict.fromkeys(spec.get("method") for spec in variants.values()))
+    runs = {v: spec for v, spec in variants.items() if spec.get("method") in methods}
     used = {spec.get("base") for spec in runs.values()}
     bases = tuple(b for b, spec in _section(params, "bases").items() if not (spec or {}).get("model") or b in used)
-    selections = tuple(dict.fromkeys(s for spec in runs.values() if (s := spec.get("selection"))))
+    selections = tuple(dict.fromkeys([*(s for spec in runs.values() if (s := spec.get("selection"))),
+                                      *(s for s, spec in _section(params, "selections").items()
+                                        if (spec or {}).get("method") in methods)]))
     mined = [d for spec in runs.values() for d in (spec.get("mined"), spec.get("mined_positives")) if d]
     # and every dataset the paper's own methods' generators mine (its report describes them all, run or not)
-    own = {g for spec in _section(params, "methods").values() if (spec or {}).get("paper") == paper
-           for g in ((spec or {}).get("generator"), (spec or {}).get("positives_from")) if g}
+    specs = _section(params, "methods")
+    own = {g for m in own_methods for g in ((specs[m] or {}).get("generator"), (specs[m] or {}).get("positives_from"))
+           if g}
     mined += [d for s in ("mining", "generating") for d, item in _section(params, s).items()
               if (item or {}).get("generator") in own]
     mined = tuple(dict.fromkeys(mined))
