@@ -2,8 +2,8 @@
 
 A workspace is built from a checkout's pipeline (``--repo``, default this one; any earlier commit checked out with
 ``git worktree`` measures the layout before a change) with the toy profile's params, or a synthetic profile that
-multiplies the chains (``--chains N``: base seeds 0..N-1, every headline method on every chain) to reach a larger
-DAG. No stage runs: every output is a stand-in committed with ``dvc commit`` (scripts/smoke.py), so the DAG's real
+multiplies the chains (``--chains N``: base seeds 0..N-1; the headline methods run on every chain, the ablation
+rows on the first) to reach a larger DAG (15 chains: 257 stages). No stage runs: every output is a stand-in committed with ``dvc commit`` (scripts/smoke.py), so the DAG's real
 dependencies, params and locks are what DVC reads. Measured, medians of ``--rounds`` runs:
 
 - ``status_s``: ``dvc status`` with every stage up to date;
@@ -42,8 +42,6 @@ sys.path.insert(0, str(HERE / "scripts"))
 
 from smoke import commit_all, stand_in_outputs  # noqa: E402
 
-HEADLINE = ("clip_ft", "negclip", "tsvlc_lora", "tsvlc_rbllm", "tsvlc_combined")
-
 
 def _timed(cmd: list[str], cwd: Path, env: dict, rounds: int) -> tuple[float, list[float]]:
     times = []
@@ -56,8 +54,7 @@ def _timed(cmd: list[str], cwd: Path, env: dict, rounds: int) -> tuple[float, li
 
 def _prepare(repo: Path, work: Path, chains: int | None, env: dict) -> None:
     """``repo``'s own scripts/smoke.py copies its pipeline into ``work`` with the toy params (or ``chains`` chains)."""
-    overlay = "{}" if not chains else json.dumps(
-        {"base_seeds": list(range(chains)), "_replace": ["seeds"], "seeds": {m: [0] for m in HEADLINE}})
+    overlay = "{}" if not chains else json.dumps({"base_seeds": list(range(chains))})
     code = ("import json, sys\nfrom pathlib import Path\nsys.path.insert(0, 'scripts')\nfrom smoke import prepare\n"
             "from vlcomp.config import profile_params\n"
             f"prepare(Path({str(work)!r}), profile_params('toy', '.', json.loads({overlay!r})))\n")
@@ -95,7 +92,7 @@ def _neutralise(work: Path, address: str) -> None:
     f.write_text(yaml.safe_dump(doc, sort_keys=False, width=1000))
 
 
-def measure(repo: Path, chains: int | None, rounds: int) -> dict:
+def measure(repo: Path, chains: int | None, rounds: int, imports: bool = True) -> dict:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     work = Path(tempfile.mkdtemp(prefix="vlcomp-dvc-bench-"))
     try:
@@ -111,9 +108,10 @@ def measure(repo: Path, chains: int | None, rounds: int) -> dict:
         res["status_s"] = _timed(["dvc", "status"], work, env, rounds)
         repro = [sys.executable, str(repo / "scripts" / "repro.py"), "--jobs", "2"]
         res["repro_noop_s"] = _timed(repro, work, {**env, "PYTHONPATH": str(repo / "src")}, rounds)
-        res["stage_imports_s"] = {s.stem: _timed([sys.executable, str(s), "--help"], work,
-                                                 {**env, "PYTHONPATH": str(repo / "src")}, rounds)
-                                  for s in sorted((work / "stages").glob("[a-z]*.py"))}
+        if imports:
+            res["stage_imports_s"] = {s.stem: _timed([sys.executable, str(s), "--help"], work,
+                                                     {**env, "PYTHONPATH": str(repo / "src")}, rounds)
+                                      for s in sorted((work / "stages").glob("[a-z]*.py"))}
         res["stage_dvc_s"] = {}
         for kind, address in _stage_of_each_kind(work, env).items():
             _neutralise(work, address)
@@ -159,6 +157,7 @@ def main() -> None:
     p.add_argument("--repo", default=str(HERE), help="the checkout whose pipeline is measured (default: this one)")
     p.add_argument("--chains", type=int, help="a synthetic profile with this many chains (default: the toy params)")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--no-imports", action="store_true", help="skip the stage scripts' import timings")
     p.add_argument("--workspace", help="measure this workspace (real outputs, up to date) instead of a stand-in DAG")
     p.add_argument("--stage", action="append", default=[], help="with --workspace: re-run this stage forced")
     p.add_argument("--out", help="append the result to this JSON file (a list of runs)")
@@ -166,7 +165,7 @@ def main() -> None:
     if args.workspace:
         res = measure_workspace(Path(args.workspace).resolve(), args.stage, args.rounds)
     else:
-        res = measure(Path(args.repo).resolve(), args.chains, args.rounds)
+        res = measure(Path(args.repo).resolve(), args.chains, args.rounds, imports=not args.no_imports)
     cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
                 if ln.startswith("model name")), platform.machine()) if Path("/proc/cpuinfo").exists() else ""
     res["machine"] = {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
