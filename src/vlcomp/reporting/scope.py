@@ -42,8 +42,8 @@ def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = (
     from .collect import methods_of  # the one rule of which methods are a paper's
 
     own_methods = methods_of(params, paper).order[1:]
-    methods = tuple(m for p in (paper, *cross_papers) for m in methods_of(params, p).order[1:])
-    methods = tuple(m for m in _section(params, "methods") if m in methods)  # params order
+    shown = {m for p in cross_papers for m in methods_of(params, p).order[1:]} | set(own_methods)
+    methods = tuple(m for m in _section(params, "methods") if m in shown)  # params order
     variants = _section(params, "variants")
     if not _section(params, "methods"):  # a bare metrics tree (no methods to attribute runs to): every run
         methods = tuple(dict.fromkeys(spec.get("method") for spec in variants.values()))

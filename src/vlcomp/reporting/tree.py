@@ -291,10 +291,10 @@ def read_tree(metrics_dir: str | Path, params_path: str | Path, models_dir: str 
     params = read_params(params_path)
     pipe, ign_pipe = _scan(metrics_dir, PIPELINE, profile, params, paper_values, skip=(released_subdir,))
     expected = expected_pipeline_models(params)
-    if models is not None:
-        wanted = set(models)
+    if models is not None:  # another paper's models are left out; folders of no model stay (unexpected, listed)
+        wanted, every = set(models), set(expected)
         expected = [m for m in expected if m in wanted]
-        pipe = {k: v for k, v in pipe.items() if k in wanted or k not in expected_pipeline_models(params)}
+        pipe = {k: v for k, v in pipe.items() if k in wanted or k not in every}
     rel_root = metrics_dir / released_subdir
     rel, ign_rel = _scan(rel_root, RELEASED, profile, params, paper_values)
     models = (_ordered(pipe, expected, PIPELINE, metrics_dir, params, paper_values)
