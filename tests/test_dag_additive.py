@@ -58,9 +58,19 @@ NEW_PAPER = {
         PAPERS.add("toypaper", Paper(name="toypaper", title="Toy paper", catalog="toypaper.md",
                                      benchmarks=("vg_relation",), artifacts=()))
         ''',
+    "src/vlcomp/reporting/papers/toypaper/report.py": '''
+        """A new paper's report page (test stand-in)."""
+        from ...render import Table
+        from ...scaffold import Part, Report, Section
+
+        REPORT = Report(paper="toypaper", title="Toy paper", intro="", headline="T1",
+                        sections=(Section("T1", (Part("T1", lambda ctx: None),)),),
+                        ledger=lambda ctx: ([], None), methods=lambda ctx: ctx.methods,
+                        long=lambda ctx: ctx.long, deviations=lambda ctx: "", provenance=lambda ctx: Table(None))
+        ''',
     "notebooks/toypaper.py": '''
         # %%
-        from vlcomp.reporting.papers import toypaper  # noqa: F401
+        from vlcomp.reporting.papers.toypaper.report import REPORT  # noqa: F401
         ''',
 }
 

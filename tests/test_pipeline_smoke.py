@@ -67,6 +67,13 @@ def test_smoke_pipeline(tmp_path):
     index = (work / "reports" / "index.html").read_text()
     assert "Every model on every benchmark" in index and "data:image/png;base64," in index
     assert (work / "reports" / "matrix" / "matrix.csv").stat().st_size > 0
+    from chromium import CHROMIUM, check_report_page  # tests/ is on sys.path (rootdir conftest)
+
+    if CHROMIUM is not None:  # .ci/run installs it: each page reads at a glance in a 1400 x 900 window
+        for page, first in ((report / "index.html", ("verdicts",)),
+                            (work / "reports" / "papers" / "tsvlc" / "index.html", ("verdicts",)),
+                            (work / "reports" / "index.html", ("papers",))):
+            check_report_page(page, tmp_path / "layout", first)
 
     # DVC-native results: dvc metrics show lists every model's ARO metrics; the training curves are plots
     shown = subprocess.run(["dvc", "metrics", "show", "--json"], cwd=work, env=env, capture_output=True, text=True,

@@ -6,7 +6,8 @@ paths with ``<paper>`` for the paper's name, the code files a new paper adds. Tw
 (a) they are exactly the files tests/test_dag_additive.py adds for its stand-in paper ``toypaper`` (``NEW_PAPER``,
     read with :mod:`ast`), the test that proves on a real DVC DAG that adding them leaves every existing stage up
     to date;
-(b) every paper of params.yaml's ``papers`` has the checklist's report module and notebook; a paper's own generator
+(b) every paper of params.yaml's ``papers`` has the checklist's report modules (its ``Paper`` entry and its declared
+    page) and notebook; a paper's own generator
     and loss modules (``generators/<paper>.py``, ``losses/<paper>.py``) exist only for papers with generators or
     losses of their own (ARO's NegCLIP generator and loss live in ``negclip.py``), so for those: every generator and
     loss a paper's methods name is registered in the module the registry's name rule finds
@@ -131,8 +132,10 @@ def test_every_paper_has_the_checklists_report_module_and_notebook(paths: set[st
                if not (REPO / p.replace(PLACEHOLDER, paper)).is_file()]
     assert not missing, f"papers of params.yaml without the checklist's files: {missing}"
     for paper in papers:
-        report = REPO / next(p for p in per_paper if "reporting/papers" in p).replace(PLACEHOLDER, paper)
-        assert "PAPERS.add(" in report.read_text(), f"{report} registers no Paper"
+        entry = REPO / next(p for p in per_paper if p.endswith("/__init__.py")).replace(PLACEHOLDER, paper)
+        assert "PAPERS.add(" in entry.read_text(), f"{entry} registers no Paper"
+        page = REPO / next(p for p in per_paper if p.endswith("/report.py")).replace(PLACEHOLDER, paper)
+        assert "REPORT = Report(" in page.read_text(), f"{page} declares no REPORT"
 
 
 def test_every_papers_generators_and_losses_are_where_the_registry_looks(paths: set[str], params: dict) -> None:

@@ -81,8 +81,7 @@ def _with_parents(name: str) -> list[str]:
 #: Files that are not modules but are read by one: ``{module: paths}`` (a stage reaching the module depends on them).
 PACKAGE_DATA: dict[str, tuple[str, ...]] = {
     "vlcomp.models.factory": ("src/vlcomp/models/configs",),
-    "vlcomp.reporting.paper_values": ("src/vlcomp/data/aro_paper_values.csv",),
-    "vlcomp.reporting.released_values": ("src/vlcomp/data/released_paper_values.csv",),
+    "vlcomp.reporting.printed_values": ("src/vlcomp/data/printed",),
 }
 
 #: The plugin registries (:class:`vlcomp.registry.Registry` with a package): a stage imports a plugin module only when

@@ -54,12 +54,14 @@ def test_landing_page_has_papers_runs_matrix_and_mlflow(tmp_path):
     matrix = write_matrix(_long(), ["vg_relation"], tmp_path / "matrix", methods)
     page = landing_page([PaperReport("aro", "ARO title", "papers/aro/index.html", {"a": "held", "b": "not held"})],
                         PARAMS, _long(), methods, ["vg_relation"], matrix)
-    assert page.startswith("<!doctype html>") and page.count("\n") == 1  # one file, but no longer a bare list
-    for text in ("<h2>Papers</h2>", "href='papers/aro/index.html'", "ARO title", "class='held'>held",
-                 "<h2>What the pipeline ran</h2>", "Profile <code>toy</code>", "<code>base_seeds</code>) <code>0, 1</code>", "<code>negclip: 0</code>",
-                 "CLIP (<code>clip</code>): 2 base seeds (0, 1)", "NegCLIP (<code>negclip</code>): 1 run",
+    assert page.startswith("<!doctype html>") and page.endswith("</html>\n")
+    for text in ("<h2 id='papers'>Papers</h2>", "href='papers/aro/index.html'", "ARO title", "class='held'>held",
+                 "<h2 id='ran'>What the pipeline ran</h2>", "Profile <code>toy</code>",
+                 "<code>base_seeds</code>) <code>0, 1</code>",
+                 "<td>CLIP</td>\n      <td><code>clip</code></td>\n      <td>2</td>\n      <td>2 base seeds (0, 1)</td>",
+                 "<td>NegCLIP</td>\n      <td><code>negclip</code></td>\n      <td>1</td>",
                  "negclip-b1s0", "<h2>Every model on every benchmark</h2>", "data:image/png;base64,",
-                 "<h2>Run records and the MLflow UI</h2>", ui_url(), "make ui", "tags.dvc_stage",
+                 "<h2 id='records'>Run records and the MLflow UI</h2>", ui_url(), "make ui", "tags.dvc_stage",
                  "runs/&lt;dvc_stage&gt;.json", "sqlite:///mlflow.db"):
         assert text in page, text
     assert not NAN.search(page) and "Left out of every table" not in page

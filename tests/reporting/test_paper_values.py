@@ -1,4 +1,5 @@
-"""Tests for the transcribed ARO/NegCLIP paper values (catalog: shared/papers/aro_negclip.md)."""
+"""Tests for the transcribed ARO/NegCLIP paper values (catalog: shared/papers/aro_negclip.md): the ARO view of
+``vlcomp/data/printed/aro.csv`` (vlcomp.reporting.printed_values)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from vlcomp.reporting.paper_values import (
     parse_paper_values,
     table2_section,
 )
+from vlcomp.reporting.printed_values import COLUMNS as PRINTED_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -189,36 +191,39 @@ def test_lookup_missing_returns_none(df: pd.DataFrame) -> None:
     assert not math.isnan(lookup(df, "ARO-T6", "coco", "clip", "i2t/recall_at_1"))
 
 
-_HEADER = ",".join(COLUMNS) + "\n"
-_GOOD = "ARO-T5,coco_order,clip,,acc,0.460,0.001,Table 5,\n"
+_HEADER = ",".join(PRINTED_COLUMNS) + "\n"
+_GOOD = "aro,ARO-T5,Table 5,clip,coco_order,,acc,0.460,0.46,0.001,\n"
 
 
 def test_parse_good_row() -> None:
     out = parse_paper_values(io.StringIO(_HEADER + _GOOD), "x.csv")
     assert len(out) == 1 and out.value_text[0] == "0.460"
+    assert list(out.columns) == [*COLUMNS, "value_text"] and out.value[0] == 0.46 and out["std"][0] == 0.001
 
 
 @pytest.mark.parametrize(
     ("bad", "fragment"),
     [
-        ("ARO-T9,coco_order,clip,,acc,0.46,,Table 5,\n", "unknown artifact"),
-        ("ARO-T5,coco_order,gpt,,acc,0.46,,Table 5,\n", "unknown model"),
-        ("ARO-T5,coco_order,clip,,acc,zero,,Table 5,\n", "not a plain decimal"),
-        ("ARO-T5,coco_order,clip,,acc,46,,Table 5,\n", "outside [0, 1]"),
-        ("ARO-T3,coco,clip,shuffle_rows_4,acc,0.4,0.1,Table 3,\n", "not a strategy"),
-        ("ARO-T5,coco_order,clip,,acc,0.46,,,\n", "empty source"),
-        ("ARO-T5,coco_order,clip,,acc,0.46\n", "expected 9 fields"),
-        (_GOOD, "duplicate of row 2"),
+        ("aro,ARO-T9,Table 5,clip,coco_order,,acc,0.46,0.46,,\n", "unknown artifact"),
+        ("aro,ARO-T5,Table 5,gpt,coco_order,,acc,0.46,0.46,,\n", "unknown model"),
+        ("aro,ARO-T5,Table 5,clip,coco_order,,acc,zero,0.46,,\n", "unparseable text"),
+        ("aro,ARO-T5,Table 5,clip,coco_order,,acc,46%,0.46,,\n", "not a printed fraction"),
+        ("aro,ARO-T5,Table 5,clip,coco_order,,acc,0.46,0.47,,\n", "does not match text '0.46'"),
+        ("aro,ARO-T5,Table 5,clip,coco_order,,acc,46,46,,\n", "outside [0, 1]"),
+        ("aro,ARO-T3,Table 3,clip,coco,shuffle_rows_4,acc,0.4,0.4,0.1,\n", "not a strategy"),
+        ("aro,ARO-T5,,clip,coco_order,,acc,0.46,0.46,,\n", "empty source"),
+        ("aro,ARO-T5,Table 5,clip,coco_order,,acc,0.46\n", "expected 11 fields"),
+        (_GOOD, "duplicate of line 2"),
     ],
 )
-def test_parse_bad_row_names_file_and_row(bad: str, fragment: str) -> None:
-    with pytest.raises(ValueError, match=r"bad\.csv: row 3: ") as err:
+def test_parse_bad_row_names_file_and_line(bad: str, fragment: str) -> None:
+    with pytest.raises(ValueError, match=r"bad\.csv: line 3: ") as err:
         parse_paper_values(io.StringIO(_HEADER + _GOOD + bad), "bad.csv")
     assert fragment in str(err.value)
 
 
 def test_bad_header_and_unknown_paper() -> None:
-    with pytest.raises(ValueError, match="bad.csv: header"):
+    with pytest.raises(ValueError, match=r"bad.csv: line 1 \(header\).*unknown: \['a', 'b'\]"):
         parse_paper_values(io.StringIO("a,b\n1,2\n"), "bad.csv")
     with pytest.raises(ValueError, match="unknown paper"):
         load_paper_values("nope")

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from vlcomp.reporting.papers.aro.toy import plasticity_figure, plasticity_table
+from vlcomp.reporting.render import save_figure
 
 
 def _csv(tmp_path: Path) -> Path:
@@ -33,11 +34,13 @@ def test_plasticity_table_first_and_last_points(tmp_path: Path) -> None:
 
 def test_plasticity_absent_file_is_none(tmp_path: Path) -> None:
     assert plasticity_table(tmp_path / "nope.csv") is None
-    assert plasticity_figure(tmp_path / "nope.csv", str(tmp_path)) is None
+    assert plasticity_figure(tmp_path / "nope.csv") is None
 
 
 def test_plasticity_figure_written(tmp_path: Path) -> None:
-    out = plasticity_figure(_csv(tmp_path), str(tmp_path))
+    fig = plasticity_figure(_csv(tmp_path))
+    assert "no spread" in fig.legend and len(fig.figure.axes) == 2
+    out = save_figure(fig.figure, tmp_path, "plasticity_probe")
     assert out.exists() and out.suffix == ".png" and out.with_suffix(".pdf").exists()
 
 

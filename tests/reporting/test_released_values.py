@@ -1,5 +1,6 @@
-"""The other four papers' printed numbers for the released checkpoints: the packaged CSV, its validation, and
-the comparison with a fixture metrics tree (expected values computed by hand from the CSV)."""
+"""The other four papers' printed numbers for the released checkpoints: the view of the packaged CSVs
+(vlcomp.reporting.printed_values), its validation, and the comparison with a fixture metrics tree (expected values
+computed by hand from the CSVs)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from vlcomp.reporting import comparison as C
 from vlcomp.reporting import released_values as R
 from vlcomp.reporting import tree as T
 from vlcomp.reporting.papers.aro import comparison as A
+from vlcomp.reporting.printed_values import COLUMNS as PRINTED_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +38,7 @@ def values() -> pd.DataFrame:
     return R.load_released_paper_values()
 
 
-# --------------------------------------------------------------------------- the shipped CSV
+# --------------------------------------------------------------------------- the shipped CSVs
 
 
 def test_shipped_csv_loads_and_covers_the_four_papers(values):
@@ -139,40 +141,63 @@ def test_synthetic_tables_cover_the_runner_fixtures_keys(produced, tmp_path):
 
 # --------------------------------------------------------------------------- validation
 
-HEADER = ",".join(R.COLUMNS)
-GOOD = "ceclip,CE-T1,clip,vg_relation,aro/vg_relation/macro_acc,0.593,Table 1,"
+HEADER = ",".join(PRINTED_COLUMNS)
+GOOD = "ceclip,CE-T1,Table 1,clip,vg_relation,,aro/vg_relation/macro_acc,59.3,0.593,,"
 
 
-@pytest.mark.parametrize(("lines", "row", "message"), [
-    (["paper,artifact,model,benchmark,metric_key,value,source", GOOD[:-1]], 1, "columns"),  # note column missing
-    ([HEADER, GOOD.replace("0.593", "59.3%")], 2, "not a plain decimal"),
-    ([HEADER, GOOD, GOOD.replace("0.593", "abc")], 3, "not a plain decimal"),
+@pytest.mark.parametrize(("lines", "line", "message"), [
+    ([HEADER.removesuffix(",note"), GOOD[:-1]], 1, "missing: ['note']"),
+    ([HEADER, GOOD.replace("59.3", "abc")], 2, "unparseable text"),
+    ([HEADER, GOOD, GOOD.replace("0.593", "0.593e0")], 3, "not a plain decimal"),
+    ([HEADER, GOOD.replace("0.593", "0.6")], 2, "does not match text '59.3'"),
     ([HEADER, GOOD.replace(",clip,", ",xvlm,")], 2, "unknown model 'xvlm'"),
-    ([HEADER, GOOD, GOOD.replace("0.593", "0.6")], 3, "duplicate of row 2"),
-    ([HEADER, GOOD.replace("0.593", "59.3")], 2, "outside"),
-    ([HEADER, GOOD.replace("0.593", "-0.1")], 2, "outside"),
-    ([HEADER, GOOD.replace("vg_relation,aro", "winoground,aro")], 2, "unknown benchmark"),
-    ([HEADER, GOOD.replace("vg_relation,aro", "valse,aro")], 2, "not a valse key"),
+    ([HEADER, GOOD, GOOD.replace("Table 1", "Table 1 (again)")], 3, "duplicate of line 2"),
+    ([HEADER, GOOD.replace("59.3,0.593", "593,5.93")], 2, "outside"),
+    ([HEADER, GOOD.replace("59.3,0.593", "-10,-0.1")], 2, "outside"),
+    ([HEADER, GOOD.replace("vg_relation,,aro", "winoground,,aro")], 2, "unknown benchmark"),
+    ([HEADER, GOOD.replace("vg_relation,,aro", "valse,,aro")], 2, "not a valse key"),
+    ([HEADER, GOOD.replace("vg_relation,,aro", "vg_relation,spatial,aro")], 2, "group and std must be empty"),
     ([HEADER, GOOD.replace("ceclip,CE-T1", "ceclip,HP-T1")], 2, "not a ceclip catalog id"),
-    ([HEADER, GOOD.replace("ceclip,", "aro,", 1)], 2, "unknown paper"),
+    ([HEADER, GOOD.replace("ceclip,", "aro,", 1)], 2, "paper 'aro' in the file of 'ceclip'"),
     ([HEADER, GOOD.replace("Table 1,", ",")], 2, "empty source"),
     ([HEADER, GOOD + "a | "], 2, "empty part"),
-    ([HEADER, GOOD + ",extra"], 2, "expected 8 fields"),
+    ([HEADER, GOOD + ",extra"], 2, "expected 11 fields"),
     ([HEADER], 1, "no rows"),
 ])
-def test_bad_csv_raises_naming_file_and_row(tmp_path, lines, row, message):
+def test_bad_csv_raises_naming_file_and_line(tmp_path, lines, line, message):
     path = tmp_path / "bad_values.csv"
     path.write_text("\n".join(lines) + "\n")
-    where = re.escape(str(path)) + (f": row {row}" if message != "no rows" else "")
+    where = re.escape(str(path)) + (f": line {line}" if message != "no rows" else "")
     with pytest.raises(ValueError, match=f"{where}.*{re.escape(message)}"):
-        R.load_released_paper_values(path)
+        R.load_released_paper_values({"ceclip": path})
 
 
-def test_delta_keys_may_be_negative(tmp_path):
+def test_delta_keys_may_be_negative_and_a_file_replaces_the_packaged_one(tmp_path):
     path = tmp_path / "ok.csv"
-    path.write_text(f"{HEADER}\nhardpos,HP-T1,clip,replace,hardpos/replace/delta,-0.149,Table 1,a | b\n")
-    df = R.load_released_paper_values(path)
-    assert df["value"].iloc[0] == pytest.approx(-0.149)
+    path.write_text(f"{HEADER}\nhardpos,HP-T1,Table 1,clip,replace,,hardpos/replace/delta,-14.9,-0.149,,a | b\n")
+    df = R.load_released_paper_values({"hardpos": path})
+    hardpos = df[df["paper"] == "hardpos"]
+    assert len(hardpos) == 1 and hardpos["value"].iloc[0] == pytest.approx(-0.149)
+    assert set(df["paper"]) == set(R.PAPERS)
+
+
+def test_tsvlc_rows_are_the_released_checkpoints_vlchecklist_values_of_tsvlc_csv(values):
+    """TSVLC's file holds every printed cell; the view keeps the VL-CheckList values (no deltas, no zero-shot) of
+    the rows CLIP and the released adapter stand for, Table 3's attribute columns read under the label shift."""
+    tsvlc = values[values["paper"] == "tsvlc"]
+    assert len(tsvlc) == 22 and set(tsvlc["model"]) == {"clip", "tsvlc"}
+    assert tsvlc.groupby("artifact").size().to_dict() == {"TSVLC-T1a": 6, "TSVLC-T1g": 3, "TSVLC-T2": 6,
+                                                          "TSVLC-T3": 7}
+    assert (tsvlc["benchmark"] == "vlchecklist").all() and not tsvlc["metric_key"].str.endswith("/delta").any()
+    t3 = tsvlc[tsvlc["artifact"] == "TSVLC-T3"].set_index("metric_key")["value"]
+    # printed A-Size 72.15, A-State 64.05, A-Action 69.82 (catalog Table 3, row Ours RB+LLM Negs)
+    assert t3.to_dict() == pytest.approx({"vlchecklist/attribute/color": 0.7925,
+                                               "vlchecklist/attribute/material": 0.8425,
+                                               "vlchecklist/attribute/action": 0.7215,
+                                               "vlchecklist/attribute/size": 0.6405,
+                                               "vlchecklist/attribute/state": 0.6982,
+                                               "vlchecklist/relation/action": 0.7903,
+                                               "vlchecklist/relation/spatial": 0.784})
 
 
 # --------------------------------------------------------------------------- the comparison

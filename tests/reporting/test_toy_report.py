@@ -17,7 +17,8 @@ import yaml
 from vlcomp.reporting.papers.aro import figures, tables
 from vlcomp.reporting.papers.aro import toy as R
 from vlcomp.reporting.papers.aro.inconsistencies import INCONSISTENCIES, concerning, notes
-from vlcomp.reporting.render import table_html
+from vlcomp.reporting.render import save_figure, show, table_html
+from vlcomp.reporting.scaffold import runs_table, verdicts_markdown
 
 matplotlib.use("Agg")
 
@@ -82,12 +83,14 @@ def ctx(tmp_path_factory) -> R.ReportContext:
 
 
 def test_intro_and_tables_say_what_the_spread_is_over(ctx, tmp_path):
-    assert "CLIP: 3 base seeds (0, 1, 2); NegCLIP: 3 whole chains (base seeds 0, 1, 2 x fine-tune seed 0)" in \
-        R.intro_markdown(ctx)
+    runs = runs_table(ctx.long, ctx.methods).data.set_index("key")["which runs"]  # the page's runs table
+    assert runs["`clip`"] == "3 base seeds (0, 1, 2)"
+    assert runs["`negclip`"] == "3 whole chains (base seeds 0, 1, 2 x fine-tune seed 0)"
+    assert "runs table" in R.intro_markdown(ctx)
     t6 = R.t6(ctx)
     assert "CLIP: 3 base seeds (0, 1, 2)" in t6.legend and t6.legend.startswith("± = sample standard deviation")
     assert any("§6 #4" in n for n in t6.notes)  # the paper's own inconsistency about Table 6, beside it
-    html = R.show(tmp_path, "ARO-T6", t6)
+    html = show(tmp_path, "ARO-T6", t6)
     assert not NAN.search(html) and "0.510\u00a0±\u00a00.010" in html  # CLIP VG-A over 3 base seeds: .50, .51, .52
     csv = pd.read_csv(tmp_path / "tables" / "ARO-T6.csv")
     r = csv[(csv["task"] == "VG-Attribution") & (csv["method"] == "clip")].iloc[0]
@@ -105,13 +108,13 @@ def test_intro_and_tables_say_what_the_spread_is_over(ctx, tmp_path):
 
 
 def test_ledger_reports_the_rule_the_spread_and_intervals(ctx, tmp_path):
-    verdicts, table = R.ledger(ctx)
-    assert verdicts.count("HELD") == 4
+    claims, table = R.ledger(ctx)
+    assert verdicts_markdown(claims).count("HELD") == 4
     assert "**Verdict rule.**" in table.legend and "every whole chain" in table.legend
     vgr = table.data[table.data["condition"] == "VG-R: NegCLIP - CLIP >= 0.05"].iloc[0]
     assert vgr["n"] == 3 and not np.isnan(vgr["ci_low"]) and vgr["ci_low"] <= vgr["value"] <= vgr["ci_high"]
     assert vgr["per_chain"].startswith("b0s0 - b0: ")
-    save = R.show(tmp_path, "claims_ledger", table)
+    save = show(tmp_path, "claims_ledger", table)
     assert "item bootstrap interval" in save and not NAN.search(save)
     assert set(pd.read_csv(tmp_path / "tables" / "claims_ledger.csv")["claim_held"]) <= {"held", "not held"}
 
@@ -129,13 +132,13 @@ def test_figures_carry_their_keys_and_legends(ctx, tmp_path):
     rlabel = f3.axes[0].get_rlabel_position()
     assert any(rlabel == pytest.approx(20.0 + 40.0 * i) for i in range(9))  # halfway between two of nine spokes
     assert any("mean of text" in t.get_text() for t in f3.axes[0].get_xticklabels())
-    html = R.fig(ctx, str(tmp_path), "ARO-F1")
-    assert "Bars: means; error bars: ± 1 sample standard deviation" in html and "CLIP: 3 base seeds" in html
-    assert "Retrieval axes: the mean of text R@1" in R.fig(ctx, str(tmp_path), "ARO-F3")
+    legend = R.figure(ctx, "ARO-F1").legend
+    assert "Bars: means; error bars: ± 1 sample standard deviation" in legend and "CLIP: 3 base seeds" in legend
+    assert any("Retrieval axes: the mean of text R@1" in n for n in R.figure(ctx, "ARO-F3").notes)
     assert (tmp_path / "figures" / "ARO-F2.png").exists() is False
-    R.fig(ctx, str(tmp_path), "ARO-F2")
+    save_figure(R.figure(ctx, "ARO-F2").figure, tmp_path, "ARO-F2")
     assert (tmp_path / "figures" / "ARO-F2.pdf").exists()
-    assert "one curve per" in R.fig(ctx, str(tmp_path), "training_curves").lower()
+    assert "one curve per" in R.figure(ctx, "training_curves").legend.lower()
     for f in (f1, f2, f3):
         matplotlib.pyplot.close(f)
 

@@ -1,5 +1,6 @@
-"""TSVLC's printed values: spot checks against the catalog (tsvlc.md §4.2-4.4), the printed deltas against the
-printed values, and the catalog's Table-3-vs-Table-1a consistency arithmetic."""
+"""TSVLC's printed values (the view of ``vlcomp/data/printed/tsvlc.csv``): spot checks against the catalog (tsvlc.md
+§4.2-4.4), the printed deltas against the printed values, and the catalog's Table-3-vs-Table-1a consistency
+arithmetic."""
 
 from __future__ import annotations
 

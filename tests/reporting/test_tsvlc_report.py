@@ -14,9 +14,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from vlcomp.reporting.papers import PAPERS
 from vlcomp.reporting.papers.tsvlc import figures, tables
 from vlcomp.reporting.papers.tsvlc import paper as TP
 from vlcomp.reporting.papers.tsvlc import toy as R
+from vlcomp.reporting.papers.tsvlc.report import REPORT
+from vlcomp.reporting.render import figure_html, save_figure, show
+from vlcomp.reporting.scaffold import Page, runs_table, verdicts_markdown
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "tsvlc.py"
 BASES = (0, 1, 2)
@@ -196,7 +200,7 @@ def test_t1a_cells_deltas_single_chain_rows_and_not_run(ctx, tmp_path):
     assert "cross-evaluation" in cross["note"] and cross["Object (paper)"] == ""
     assert "1 chain (b0)" in t.legend and "sample standard deviation" in t.legend
     assert any("§5 #5" in n for n in t.notes)  # the ZS disagreement between Tables 1a and 3, beside T1a
-    html = R.show(tmp_path, "TSVLC-T1a", t)
+    html = show(tmp_path, "TSVLC-T1a", t)
     assert not NAN.search(html)
     csv = pd.read_csv(tmp_path / "tables" / "TSVLC-T1a.csv")
     assert set(csv["method"]) >= {"clip", "tsvlc_rbllm", "negclip"} and csv["mean"].max() <= 1.0
@@ -238,8 +242,10 @@ def test_t3_consistency_tables(ctx):
 
 
 def test_radar_is_byte_stable_and_says_what_it_shows(ctx, tmp_path):
-    html = R.fig(ctx, tmp_path / "a", "TSVLC-F3")
-    R.fig(ctx, tmp_path / "b", "TSVLC-F3")
+    f3 = R.figure(ctx, "TSVLC-F3")
+    save_figure(f3.figure, tmp_path / "a", "TSVLC-F3")
+    save_figure(R.figure(ctx, "TSVLC-F3").figure, tmp_path / "b", "TSVLC-F3")
+    html = figure_html(tmp_path / "a" / "figures" / "TSVLC-F3.png", f3.legend, f3.notes)
     for ext in ("png", "pdf"):
         a = (tmp_path / "a" / "figures" / f"TSVLC-F3.{ext}").read_bytes()
         assert a == (tmp_path / "b" / "figures" / f"TSVLC-F3.{ext}").read_bytes()
@@ -302,7 +308,8 @@ def test_s4_successes_and_failures(ctx):
 
 
 def test_ledger_and_checklist(ctx, tmp_path):
-    verdicts, table = R.ledger(ctx)
+    claims, table = R.ledger(ctx)
+    verdicts = verdicts_markdown(claims)
     # Pos is not evaluated: C1 (ii) and C4 miss a condition and are not held; C2, C3, C5 hold on these values
     assert "**(C1) NOT HELD**" in verdicts and "**(C4) NOT HELD**" in verdicts
     assert "**(C2) HELD**" in verdicts and "**(C3) HELD**" in verdicts and "**(C5) HELD**" in verdicts
@@ -310,13 +317,16 @@ def test_ledger_and_checklist(ctx, tmp_path):
     assert set(data["claim"]) == {"C1", "C2", "C3", "C4", "C5"}
     assert (data.loc[data["note"].str.contains("missing"), "n"] == 0).all()
     assert "**Verdict rule.**" in table.legend
-    R.show(tmp_path, "claims_ledger", table)
+    show(tmp_path, "claims_ledger", table)
     assert set(pd.read_csv(tmp_path / "tables" / "claims_ledger.csv")["claim_held"]) == {"held", "not held"}
-    check = R.checklist(ctx).data.set_index("artifact")
-    assert check.loc["TSVLC-T1a", "status in this report"] == "rendered from the toy metrics"
-    assert check.loc["TSVLC-F4", "status in this report"].startswith("rendered from the toy metrics")
-    assert check.loc["TSVLC-T1c", "status in this report"] == "rendered from the toy metrics"
-    assert check.loc["TSVLC-T1e", "status in this report"] == "rendered; toy values pending (not run yet)"
+    list(Page(REPORT, ctx, tmp_path / "page").blocks(PAPERS.get("tsvlc").artifacts))
+    check = pd.read_csv(tmp_path / "page" / "tables" / "artifact_checklist.csv").set_index("artifact")
+    assert list(check.index) == list(PAPERS.get("tsvlc").artifacts)  # every catalog ID, in the entry's order
+    assert check.loc["TSVLC-T1a", "status"] == "rendered" and check.loc["TSVLC-F4", "status"] == "rendered"
+    assert check.loc["TSVLC-T1c", "status"] == "rendered"
+    assert check.loc["TSVLC-T1e", "status"] == "rendered; no reproduced value yet"
+    assert check.loc["TSVLC-C1", "status"] == "NOT HELD" and check.loc["TSVLC-C2", "status"] == "HELD"
+    assert check.loc["TSVLC-D1", "status"] == "pipeline: generate@tsvlc_rb (examples in S2)"
 
 
 def test_table1_sections_delta_against_their_own_baseline_on_the_same_chain(ctx, tmp_path):
@@ -335,7 +345,7 @@ def test_table1_sections_delta_against_their_own_baseline_on_the_same_chain(ctx,
     assert "section's first row" in c.notes[0]
     g = R.t1_section(ctx, "TSVLC-T1g")
     assert _shown_row(g, "CLIP")["runs"] == "3 chains (b0, b1, b2)"
-    html = R.show(tmp_path, "TSVLC-T1c", c)
+    html = show(tmp_path, "TSVLC-T1c", c)
     assert not NAN.search(html) and (tmp_path / "tables" / "TSVLC-T1c.csv").exists()
     # the default CLIP rows aggregate the default bases only
     t1a = R.t1a(ctx)
@@ -343,10 +353,12 @@ def test_table1_sections_delta_against_their_own_baseline_on_the_same_chain(ctx,
 
 
 def test_fig4_radar_draws_the_scratch_runs(ctx, tmp_path):
-    html = R.fig(ctx, tmp_path, "TSVLC-F4")
-    assert "Fig. 4: no value printed anywhere in the paper" in html and "Scratch: CLIP" in html
+    f4 = R.figure(ctx, "TSVLC-F4")
+    text = " ".join([f4.legend, *f4.notes])
+    assert "Fig. 4: no value printed anywhere in the paper" in text and "Scratch: CLIP" in text
+    save_figure(f4.figure, tmp_path, "TSVLC-F4")
     first = (tmp_path / "figures" / "TSVLC-F4.png").read_bytes()
-    R.fig(ctx, tmp_path, "TSVLC-F4")
+    save_figure(R.figure(ctx, "TSVLC-F4").figure, tmp_path, "TSVLC-F4")
     assert (tmp_path / "figures" / "TSVLC-F4.png").read_bytes() == first
     assert figures.toy_values(ctx.summ, "tsvlc_scratch_rbllm")[-1] == pytest.approx(0.55 - 0.03)
 
@@ -370,10 +382,11 @@ def test_an_empty_workspace_reads_not_run_everywhere(tmp_path):
     t = R.t1a(ctx)
     assert set(t.shown["runs"]) == {"not run"} and t.legend == "No reproduced values: no spread."
     assert R.s1(ctx) is None and R.s4(ctx) is None and R.positives(ctx) is None
-    html = R.fig(ctx, tmp_path, "TSVLC-F3")
-    assert "no toy value yet" in html
-    verdicts, _ = R.ledger(ctx)
-    assert verdicts.count("NOT HELD") == 5
+    assert "no toy value yet" in R.figure(ctx, "TSVLC-F3").legend
+    claims, _ = R.ledger(ctx)
+    assert verdicts_markdown(claims).count("NOT HELD") == 5
+    runs = runs_table(ctx.long, ctx.all_methods).data
+    assert set(runs["which runs"]) == {"not run"} and set(runs["runs"]) == {0}
 
 
 def test_notebook_renders_on_the_fake_workspace(workspace, tmp_path):
@@ -397,6 +410,10 @@ def test_notebook_renders_on_the_fake_workspace(workspace, tmp_path):
     first = (out / "index.html").read_bytes()
     render_report(NOTEBOOK, out, params)
     assert (out / "index.html").read_bytes() == first  # a pure function of its inputs
+    from chromium import CHROMIUM, check_report_page  # tests/ is on sys.path (rootdir conftest)
+
+    if CHROMIUM is not None:  # .ci/run installs it
+        check_report_page(out / "index.html", tmp_path / "layout", ("at-a-glance", "verdicts"))
 
 
 def test_notebook_paper_profile_says_not_run(tmp_path):

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ..tracking import DEFAULT_URI, EVALUATE_EXPERIMENT, RUNS_DIR, TRAINING_EXPERIMENT, ui_url
-from .collect import Methods, chains, runs_phrase
+from .collect import Methods
 from .tree import Chain, chain_of, expected_pipeline_models, run_record_fields
 
 STYLE = ("body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}"
@@ -61,7 +61,7 @@ def _verdicts_html(verdicts: Mapping[str, str]) -> str:
 def papers_html(papers: Sequence[PaperReport]) -> str:
     rows = "".join(f"<tr><td><a href='{html.escape(p.link)}'>{html.escape(p.name)}</a></td><td>{html.escape(p.title)}"
                    f"</td><td>{_verdicts_html(p.verdicts)}</td></tr>" for p in papers)
-    return ("<h2>Papers</h2><p>Each report puts every table and figure of the paper next to the paper's printed "
+    return ("<h2 id='papers'>Papers</h2><p>Each report puts every table and figure of the paper next to the paper's printed "
             "numbers (self-contained HTML; tables also as CSV, Markdown and LaTeX under its <code>tables/</code>). "
             "A claim is <em>held</em> only if it holds on every whole-chain run (see each report's ledger).</p>"
             f"<table><tr><th>paper</th><th>title</th><th>claims ledger</th></tr>{rows}</table>")
@@ -93,20 +93,21 @@ def _table(df: pd.DataFrame) -> str:
 
 def ran_html(params: Mapping[str, Any], long: pd.DataFrame, methods: Methods, benchmarks: Sequence[str],
              ignored: Sequence[str] = ()) -> str:
-    """What the pipeline ran: profile, base seeds, fine-tuning seeds, the chains per method, the models; and the
-    metrics folders left out because params no longer define them (:func:`vlcomp.reporting.collect.ignored_models`)."""
-    seeds = "; ".join(f"{m}: {', '.join(map(str, v or []))}" for m, v in (params.get("seeds") or {}).items())
+    """What the pipeline ran: profile, base seeds and benchmarks; the runs each method's rows aggregate over, as a
+    table (:func:`vlcomp.reporting.scaffold.runs_table`); the models; and the metrics folders left out because
+    params no longer define them (:func:`vlcomp.reporting.collect.ignored_models`)."""
+    from .render import table_html
+    from .scaffold import runs_table as method_runs
+
     bases = params.get("base_seeds")
-    per_method = "".join(f"<li>{html.escape(methods.label(m))} (<code>{html.escape(m)}</code>): "
-                         f"{html.escape(runs_phrase(chains(long, m)))}</li>" for m in methods.order if chains(long, m))
-    return ("<h2>What the pipeline ran</h2>"
+    return ("<h2 id='ran'>What the pipeline ran</h2>"
             f"<p>Profile <code>{html.escape(str(params.get('profile')))}</code>; base seeds (params "
             f"<code>base_seeds</code>) <code>{html.escape(', '.join(map(str, bases)) if bases else 'none: one base')}"
-            f"</code>; fine-tuning seeds per method, run on every base (params <code>seeds</code>) "
-            f"<code>{html.escape(seeds or 'none')}</code>; {len(benchmarks)} benchmarks "
-            "(<code>evaluate.benchmarks</code>). A whole chain is pretrain (the base model <code>clip-b&lt;k&gt;</code>) "
-            "-&gt; mining -&gt; LR selection -&gt; fine-tune (<code>&lt;method&gt;-b&lt;k&gt;s&lt;s&gt;</code>); every "
-            f"method row below aggregates over its chains:</p><ul>{per_method}</ul>"
+            f"</code>; {len(benchmarks)} benchmarks (<code>evaluate.benchmarks</code>). A whole chain is pretrain (the "
+            "base model <code>clip-b&lt;k&gt;</code>) -&gt; training data -&gt; LR selection -&gt; fine-tune "
+            "(<code>&lt;method&gt;-b&lt;k&gt;s&lt;s&gt;</code>); the fine-tuning seeds and which chains each method "
+            "runs on are params <code>seeds</code>. Every method row aggregates over its chains:</p>"
+            + table_html(method_runs(long, methods)) + "<p>Every model params expect, and its run record:</p>"
             + _table(runs_table(params, long)) + _ignored_html(ignored))
 
 
@@ -121,7 +122,7 @@ def _ignored_html(ignored: Sequence[str]) -> str:
 def mlflow_html() -> str:
     """Where the run records live: MLflow (UI, store, experiments, filters) and ``runs/<stage>.json``."""
     url = ui_url()
-    return ("<h2>Run records and the MLflow UI</h2><ul>"
+    return ("<h2 id='records'>Run records and the MLflow UI</h2><ul>"
             f"<li><code>make ui</code>, then open <a href='{html.escape(url)}'>{html.escape(url)}</a> (the runs table "
             f"of each experiment). Store: <code>{DEFAULT_URI}</code> in the repository root unless "
             "<code>MLFLOW_TRACKING_URI</code> is set.</li>"

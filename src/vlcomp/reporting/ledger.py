@@ -20,6 +20,7 @@ thresholds in its module under :mod:`vlcomp.reporting.papers` (the registry's ``
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from .items import (
     paired_interval,
     read_item_scores,
 )
-from .render import number
+from .render import Table, number
 from .tree import Chain, read_provenance
 
 VERDICT_RULE = ("A condition holds iff it holds on every whole chain it is evaluated on: for one method, on each of "
@@ -281,3 +282,11 @@ def rule_markdown(ev: Evidence, claims: list[Claim], methods: Methods) -> str:
             "over the chain pairs (for one method: the per-item score averaged over its chains), the metric "
             "recomputed on each resample by its own definition (a macro average re-averaged over the groups of the "
             "resample); it is shown with whether it clears the bound, and does not enter the verdict.")
+
+
+def report_ledger(ev: Evidence, claims: list[Claim], methods: Methods, notes: Sequence[str] = ()) -> Table:
+    """The ledger as a report shows it: one numeric row per condition (:func:`ledger_table`), its reading form
+    (:func:`ledger_shown`), the verdict rule under it (:func:`rule_markdown`) and ``notes`` (the paper's
+    thresholds, its own inconsistencies about the claims)."""
+    data = ledger_table(claims)
+    return Table(data, ledger_shown(data), legend=rule_markdown(ev, claims, methods), notes=list(notes))

@@ -1,19 +1,23 @@
-"""Printed paper values, transcribed once into a packaged long-format CSV.
+"""ARO's printed values: the view of :mod:`.printed_values` the ARO report reads.
 
-One row per printed number: ``artifact, dataset, model, group, metric, value, std, source, note``.
-``value``/``std`` are parsed to floats (``std`` is NaN when the paper prints none); the exact printed
-text of the value (e.g. ``"0.8"`` vs ``"0.80"``) is kept in the extra column ``value_text``.
+The numbers are transcribed once in ``vlcomp/data/printed/aro.csv`` (the schema every paper shares,
+:mod:`.printed_values`); ARO prints fractions, so each ``value`` is its printed ``text``. This view checks the
+rows against ARO's vocabulary (artifacts, datasets, models, metrics, Table 2's relations and sections, Tables 3-4's
+strategies) and returns them in the columns the report code reads: ``artifact, dataset, model, group, metric,
+value, std, source, note`` (:data:`COLUMNS`), ``value``/``std`` as floats (``std`` NaN when the paper prints none),
+and the exact printed text of the value (e.g. ``"0.8"`` vs ``"0.80"``) in the extra column ``value_text``.
 """
 
 from __future__ import annotations
 
-import csv
-import importlib.resources
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 
 import pandas as pd
+
+from .printed_values import checked_rows as checked_rows  # re-exported: its home was this module
+from .printed_values import data_file, load_printed, parse_printed
 
 COLUMNS: tuple[str, ...] = (
     "artifact",
@@ -27,7 +31,8 @@ COLUMNS: tuple[str, ...] = (
     "note",
 )
 
-PAPER_FILES: dict[str, str] = {"aro": "aro_paper_values.csv"}
+#: Paper -> its packaged file under ``vlcomp/data`` (the papers this view reads).
+PAPER_FILES: dict[str, str] = {"aro": data_file("aro")}
 
 ARTIFACTS = frozenset({"ARO-T2", "ARO-T3", "ARO-T4", "ARO-T5", "ARO-T6", "ARO-X1", "ARO-X2", "ARO-F1"})
 DATASETS = frozenset(
@@ -93,7 +98,8 @@ def table2_section(relation: str) -> str:
 
 
 def _check_row(row: dict[str, str]) -> str | None:
-    """Return a description of what is wrong with one CSV row, or None if it is valid."""
+    """What is wrong with one row of ``aro.csv`` by ARO's vocabulary, or None (the schema is
+    :mod:`.printed_values`'s to check)."""
     art, ds, model, group, metric = (row[c] for c in ("artifact", "dataset", "model", "group", "metric"))
     if art not in ARTIFACTS:
         return f"unknown artifact {art!r}"
@@ -106,18 +112,16 @@ def _check_row(row: dict[str, str]) -> str | None:
             return f"n_samples rows must have an empty model, got {model!r}"
     elif model not in MODELS:
         return f"unknown model {model!r}"
-    if not _NUMBER.fullmatch(row["value"]):
-        return f"value {row['value']!r} is not a plain decimal number"
+    if not _NUMBER.fullmatch(row["text"]):
+        return f"text {row['text']!r} is not a plain decimal number"
     value = float(row["value"])
     if metric == "n_samples":
-        if "." in row["value"] or value <= 0:
-            return f"n_samples must be a positive integer, got {row['value']!r}"
+        if "." in row["text"] or value <= 0:
+            return f"n_samples must be a positive integer, got {row['text']!r}"
     elif not 0.0 <= value <= 1.0:
         return f"value {value} outside [0, 1]"
-    if row["std"] and (not _NUMBER.fullmatch(row["std"]) or not 0.0 <= float(row["std"]) <= 1.0):
+    if row["std"] and not 0.0 <= float(row["std"]) <= 1.0:
         return f"std {row['std']!r} is not a decimal in [0, 1]"
-    if not row["source"]:
-        return "empty source"
     if art in _STRATEGIES_BY_ARTIFACT and group not in _STRATEGIES_BY_ARTIFACT[art]:
         return f"group {group!r} is not a strategy of {art}"
     if art == "ARO-T2" and metric == "macro_acc" and group not in MACRO_GROUPS:
@@ -129,47 +133,22 @@ def _check_row(row: dict[str, str]) -> str | None:
     return None
 
 
-def checked_rows(lines: Iterable[str], source_name: str, columns: tuple[str, ...], key_columns: Iterable[str],
-                 check_row: Callable[[dict[str, str]], str | None], *,
-                 header_where: str = "header") -> Iterator[dict[str, str]]:
-    """The rows of a transcribed-values CSV, each checked by ``check_row`` (a problem description or None) and
-    unique on ``key_columns``; a bad header or row raises ValueError naming ``source_name`` and the row."""
-    reader = csv.DictReader(lines)
-    if tuple(reader.fieldnames or ()) != columns:
-        raise ValueError(f"{source_name}: {header_where}: columns {reader.fieldnames} != expected {list(columns)}")
-    key_columns = tuple(key_columns)
-    seen: dict[tuple[str, ...], int] = {}
-    for row in reader:
-        lineno = reader.line_num
-        if None in row or any(v is None for v in row.values()):
-            raise ValueError(f"{source_name}: row {lineno}: expected {len(columns)} fields")
-        problem = check_row(row)
-        if problem:
-            raise ValueError(f"{source_name}: row {lineno}: {problem}")
-        key = tuple(row[c] for c in key_columns)
-        if key in seen:
-            raise ValueError(f"{source_name}: row {lineno}: duplicate of row {seen[key]} {key}")
-        seen[key] = lineno
-        yield row
+def _view(printed: pd.DataFrame) -> pd.DataFrame:
+    """The loader's rows in this view's columns (:data:`COLUMNS`, then ``value_text``)."""
+    return printed.rename(columns={"text": "value_text"})[[*COLUMNS, "value_text"]]
 
 
 def parse_paper_values(lines: Iterable[str], source_name: str) -> pd.DataFrame:
-    """Parse and validate paper-value CSV text; raise ValueError naming ``source_name`` and the row."""
-    records = [{**row, "value": float(row["value"]), "std": float(row["std"]) if row["std"] else math.nan,
-                "value_text": row["value"]}
-               for row in checked_rows(lines, source_name, COLUMNS, ("artifact", "dataset", "model", "group", "metric"),
-                                       _check_row)]
-    df = pd.DataFrame.from_records(records, columns=[*COLUMNS, "value_text"])
-    return df.astype({"value": "float64", "std": "float64"})
+    """Parse and check ARO printed-values CSV text (the :mod:`.printed_values` schema); raise ValueError naming
+    ``source_name`` and the line."""
+    return _view(parse_printed(lines, source_name, "aro", _check_row))
 
 
 def load_paper_values(paper: str = "aro") -> pd.DataFrame:
-    """Load the packaged printed values of ``paper`` (``vlcomp/data/<paper>_paper_values.csv``)."""
+    """Load the packaged printed values of ``paper`` (``vlcomp/data/printed/<paper>.csv``)."""
     if paper not in PAPER_FILES:
         raise ValueError(f"unknown paper {paper!r}; known: {sorted(PAPER_FILES)}")
-    resource = importlib.resources.files("vlcomp").joinpath("data", PAPER_FILES[paper])
-    with resource.open("r", encoding="utf-8", newline="") as f:
-        return parse_paper_values(f, f"vlcomp/data/{PAPER_FILES[paper]}")
+    return _view(load_printed(paper, check_row=_check_row))
 
 
 def lookup(

@@ -2,21 +2,28 @@
 can load, next to the reproduced ones.
 
 The numbers are transcribed once from the paper catalogs (``/work/shared/papers/{ce_clip,conclip,tsvlc,
-hard_positives}.md``) into the packaged long-format CSV ``vlcomp/data/released_paper_values.csv``, one row per
-printed number::
+hard_positives}.md``) into the packaged ``vlcomp/data/printed/<paper>.csv`` (the schema every paper shares,
+:mod:`.printed_values`). This module is a view over them, one row per printed number (:data:`COLUMNS`)::
 
     paper, artifact, model, benchmark, metric_key, value, source, note
 
 - ``paper``: ``ceclip``, ``conclip``, ``tsvlc`` or ``hardpos`` (:data:`PAPERS`);
 - ``artifact``: the catalog's artifact id (``CE-T1``, ``CONCLIP-T3``, ``TSVLC-T1a``, ``HP-T7``, ...);
 - ``model``: a ``paper_models`` key of the paper profile (:data:`MODELS`);
-- ``benchmark``: a :data:`vlcomp.benchmarks.registry.BENCHMARKS` name, ``metric_key`` the exact key its
-  aggregate function writes (e.g. ``sugarcrepe/replace/macro_acc``, ``ccneg/word/no/k/1/acc``);
+- ``benchmark``: a :data:`vlcomp.benchmarks.registry.BENCHMARKS` name (the files' ``dataset``), ``metric_key``
+  the exact key its aggregate function writes (the files' ``metric``, e.g. ``sugarcrepe/replace/macro_acc``,
+  ``ccneg/word/no/k/1/acc``);
 - ``value``: the printed percentage as a fraction (``59.3`` -> ``0.593``); only ``hardpos/.../delta`` keys (Aug -
   Orig) may be negative;
 - ``source``: table / figure / section of the paper; ``note``: the catalog caveats that apply (AMBIGUOUS notes,
   the TSVLC variant, a metric mapping that is not certain), separated by ``" | "`` (:data:`NOTE_SEPARATOR`), or
   empty.
+
+CE-CLIP's, CoN-CLIP's and Hard Positives' files hold only such numbers, named by ``paper_models`` keys (checked
+here: models, benchmarks, metric keys). TSVLC's file holds every printed cell of its Tables 1-3, named by the toy
+methods the printed rows stand for; this view takes the VL-CheckList values (no deltas) of the rows a released
+checkpoint stands for (:data:`TSVLC_RELEASED`, :data:`TSVLC_BENCHMARK`) and reads Table 3's attribute columns as
+the released checkpoint's categories (:data:`TSVLC_T3_KEYS`).
 
 :func:`released_comparison` puts every transcribed row next to the matching models of a
 :class:`~vlcomp.reporting.tree.MetricsTree`, mapped as :mod:`~vlcomp.reporting.tree` maps them to a paper's
@@ -30,10 +37,9 @@ ever filled in.
 from __future__ import annotations
 
 import dataclasses
-import importlib.resources
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,17 +49,15 @@ from ..benchmarks.aro import ORDER_METRIC_NAME
 from ..benchmarks.registry import BENCHMARKS
 from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
 from .comparison import CHAIN_MEAN, PaperCell, comparison_rows, section
-from .paper_values import checked_rows
+from .printed_values import DELTA_SUFFIX, NOTE_SEPARATOR, load_printed
+from .printed_values import PAPERS as PRINTED_PAPERS
 from .tree import PIPELINE, PROVENANCE_COLUMNS, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult
 
 COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "benchmark", "metric_key", "value", "source", "note")
-VALUES_FILE = "released_paper_values.csv"
 #: Paper key -> (title shown in reports, artifact id prefix of its catalog).
 PAPERS: dict[str, tuple[str, str]] = {
-    "ceclip": ("CE-CLIP", "CE-"),
-    "conclip": ("CoN-CLIP", "CONCLIP-"),
-    "tsvlc": ("TSVLC", "TSVLC-"),
-    "hardpos": ("Hard Positives", "HP-"),
+    paper: (title, PRINTED_PAPERS[paper][0])
+    for paper, title in (("ceclip", "CE-CLIP"), ("conclip", "CoN-CLIP"), ("tsvlc", "TSVLC"), ("hardpos", "Hard Positives"))
 }
 #: The models the paper profile loads (``paper_models`` keys of ``profiles/paper.yaml``).
 MODELS = frozenset({"clip", "negclip", "ceclip", "conclip", "tsvlc", "blip", "flava"})
@@ -74,16 +78,29 @@ KEY_PREFIX: dict[str, str] = {
     "zeroshot_conclip": "zeroshot/conclip/",
     "zeroshot_elevater": "zeroshot/elevater/",
 }
-DELTA_SUFFIX = "/delta"
-NOTE_SEPARATOR = " | "
 KEY_COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "metric_key")
+#: TSVLC's printed rows a released checkpoint is compared with, by the toy method the row stands for (the
+#: ``model`` of ``tsvlc.csv``) -> the checkpoint: the un-fine-tuned CLIP ViT-B/32, and the RB+LLM-negatives LoRA
+#: adapter, the one TSVLC released (what ``tsvlc`` loads).
+TSVLC_RELEASED: dict[str, str] = {"clip": "clip", "tsvlc_rbllm": "tsvlc"}
+#: The benchmark of TSVLC's numbers the released checkpoints are compared on: the paper profile has VL-CheckList
+#: files but no ELEVATER ones (``profiles/paper.yaml``), so the 21-task zero-shot means are left out.
+TSVLC_BENCHMARK = "vlchecklist"
+#: Table 3's attribute columns (``tsvlc.csv``'s keys: the printed labels) -> the released checkpoint's key compared
+#: with each. TSVLC's evaluation code prints the corpus categories under shifted labels
+#: (:data:`vlcomp.formats.vlchecklist.TSVLC_PRINTED_LABELS`: printed A-Size = action_a, A-State = size, A-Action =
+#: state); the comparison assumes Table 3 was built from those labels (each such row's AMBIGUOUS note says so).
+TSVLC_T3_KEYS: dict[str, str] = {
+    "vlchecklist/attribute/size": "vlchecklist/attribute/action",
+    "vlchecklist/attribute/state": "vlchecklist/attribute/size",
+    "vlchecklist/attribute/action": "vlchecklist/attribute/state",
+}
 #: Shown under the released checkpoints' table of reproduced values (:func:`vlcomp.reporting.tree.released_wide`).
 OTHER_PAPERS_NOTE = ("This table lists reproduced values only. The printed numbers of the CE-CLIP, CoN-CLIP, TSVLC "
                      "and Hard-Positives papers for these checkpoints (and for the pipeline's `clip` and `negclip` "
                      "variants) follow, one section per paper (`vlcomp.reporting.released_values`, transcribed in "
-                     "`vlcomp/data/released_paper_values.csv`).")
+                     "`vlcomp/data/printed/<paper>.csv`).")
 
-_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _KEY = re.compile(r"[A-Za-z0-9_.\-/]+")
 
 #: Column order of :func:`released_comparison` (``paper`` is the printed value, as in every comparison table).
@@ -94,53 +111,46 @@ TABLE_COLUMNS: tuple[str, ...] = (
 )
 
 
-# --------------------------------------------------------------------------- the CSV
+# --------------------------------------------------------------------------- the printed values
 
 
 def _check_row(row: dict[str, str]) -> str | None:
-    """What is wrong with one CSV row, or None if it is valid."""
-    paper, artifact, model, bench, key = (row[c] for c in ("paper", "artifact", "model", "benchmark", "metric_key"))
-    if paper not in PAPERS:
-        return f"unknown paper {paper!r}; known: {', '.join(PAPERS)}"
-    prefix = PAPERS[paper][1]
-    if not artifact.startswith(prefix) or artifact == prefix:
-        return f"artifact {artifact!r} is not a {paper} catalog id ({prefix}...)"
+    """What is wrong with one row of the CE-CLIP, CoN-CLIP or Hard-Positives file by this view's vocabulary, or
+    None (the schema is :mod:`.printed_values`'s to check)."""
+    model, bench, key = row["model"], row["dataset"], row["metric"]
     if model not in MODELS:
         return f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}"
     if bench not in BENCHMARKS:
         return f"unknown benchmark {bench!r}; known: {', '.join(BENCHMARKS)}"
     if not _KEY.fullmatch(key) or not key.startswith(KEY_PREFIX[bench]):
         return f"metric_key {key!r} is not a {bench} key ({KEY_PREFIX[bench]}...)"
-    if not _NUMBER.fullmatch(row["value"]):
-        return f"value {row['value']!r} is not a plain decimal number"
-    value, low = float(row["value"]), -1.0 if key.endswith(DELTA_SUFFIX) else 0.0
-    if not low <= value <= 1.0:
-        return f"value {value} outside [{low:g}, 1] (percentages are written as fractions)"
-    if not row["source"].strip():
-        return "empty source"
-    if row["note"] and any(not part.strip() for part in row["note"].split(NOTE_SEPARATOR)):
-        return f"note {row['note']!r} has an empty part between {NOTE_SEPARATOR!r} separators"
+    if row["group"] or row["std"]:
+        return "group and std must be empty (one number per model and metric key, no ± printed)"
     return None
 
 
-def parse_released_values(lines: Iterable[str], source_name: str) -> pd.DataFrame:
-    """Parse and validate released-value CSV text; raise ValueError naming ``source_name`` and the row."""
-    records = [{**row, "value": float(row["value"])}
-               for row in checked_rows(lines, source_name, COLUMNS, KEY_COLUMNS, _check_row,
-                                       header_where="row 1 (header)")]
-    if not records:
-        raise ValueError(f"{source_name}: no rows")
-    return pd.DataFrame.from_records(records, columns=list(COLUMNS)).astype({"value": "float64"})
+def _tsvlc_released(printed: pd.DataFrame) -> pd.DataFrame:
+    """TSVLC's printed numbers a released checkpoint is compared with, named as the checkpoint and its keys."""
+    keep = (printed["model"].isin(list(TSVLC_RELEASED)) & (printed["dataset"] == TSVLC_BENCHMARK)
+            & ~printed["metric"].str.endswith(DELTA_SUFFIX))
+    df = printed[keep]
+    t3 = df["artifact"] == "TSVLC-T3"
+    return df.assign(model=df["model"].map(TSVLC_RELEASED),
+                     metric=df["metric"].where(~t3, df["metric"].replace(TSVLC_T3_KEYS)))
 
 
-def load_released_paper_values(path: str | Path | None = None) -> pd.DataFrame:
-    """The transcribed printed values: the packaged ``vlcomp/data/released_paper_values.csv``, or ``path``."""
-    if path is not None:
-        with Path(path).open("r", encoding="utf-8", newline="") as f:
-            return parse_released_values(f, str(path))
-    resource = importlib.resources.files("vlcomp").joinpath("data", VALUES_FILE)
-    with resource.open("r", encoding="utf-8", newline="") as f:
-        return parse_released_values(f, f"vlcomp/data/{VALUES_FILE}")
+def load_released_paper_values(paths: Mapping[str, str | Path] | None = None) -> pd.DataFrame:
+    """The printed numbers of :data:`PAPERS` the released checkpoints are compared with (:data:`COLUMNS`), from
+    each paper's packaged ``vlcomp/data/printed/<paper>.csv``, or from ``paths[paper]`` (same schema) instead."""
+    frames = []
+    for paper in PAPERS:
+        path = (paths or {}).get(paper)
+        if paper == "tsvlc":
+            frames.append(_tsvlc_released(load_printed(paper, path)))
+        else:
+            frames.append(load_printed(paper, path, _check_row))
+    df = pd.concat(frames, ignore_index=True).rename(columns={"dataset": "benchmark", "metric": "metric_key"})
+    return df[list(COLUMNS)].astype({"value": "float64"})
 
 
 # --------------------------------------------------------------------------- the comparison

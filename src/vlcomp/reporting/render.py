@@ -72,6 +72,15 @@ class Table:
         return self.data if self.shown is None else self.shown
 
 
+@dataclass
+class Figure:
+    """A report figure: the Matplotlib figure (saved by :func:`save_figure`) and the lines under it."""
+
+    figure: plt.Figure
+    legend: str = ""
+    notes: Sequence[str] = ()
+
+
 def _text_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Every cell as text: whole numbers as integers, other numbers to 4 significant digits, NaN empty (text cells,
     such as formatted ``mean ± spread``, as they are)."""
@@ -106,6 +115,7 @@ def save_table(table: Table | pd.DataFrame, out_dir: str | Path, name: str) -> T
 
 
 _CODE = re.compile(r"`([^`]+)`")
+_LINK = re.compile(r"\[([^\]]+)\]\((#[A-Za-z0-9_-]+)\)")  # a link to an anchor of the same page
 _EMPH = re.compile(r"\*([^*]+)\*")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
@@ -134,7 +144,7 @@ def table_html(table: Table) -> str:
         shown = shown.apply(lambda col, o=old, n=new: col.str.replace(o, n, regex=False))
     body = shown.to_html(index=False, escape=True, border=0) if len(shown) else "<p><em>(no rows)</em></p>"
     body = body.replace('<table class="dataframe">', f'<table class="dataframe" style="{TABLE_STYLE}">', 1)
-    body = _CODE.sub(r"<code>\1</code>", body)
+    body = _LINK.sub(r'<a href="\2">\1</a>', _CODE.sub(r"<code>\1</code>", body))
     below = "".join(f'<p style="{LEGEND_STYLE}">{inline_html(line)}</p>' for line in (table.legend, *table.notes)
                     if line)
     return f'<div style="overflow-x:auto;max-width:100%">{body}</div>{below}'
@@ -144,13 +154,6 @@ def show(out_dir: str | Path, name: str, table: Table) -> str:
     """Save ``table`` as ``tables/<name>.{csv,md,tex}`` and return its HTML (legend and notes under it): what every
     report notebook displays a table with."""
     return table_html(save_table(table, out_dir, name))
-
-
-def show_or_missing(out_dir: str | Path, name: str, table: Table | None, missing: str) -> str:
-    """:func:`show` for a table, or the paragraph ``missing`` (how to produce it) when there is none yet."""
-    if table is None:
-        return "<p>" + re.sub(r"`([^`]+)`", r"<code>\1</code>", missing) + "</p>"  # inline code as Markdown shows it
-    return show(out_dir, name, table)
 
 
 def figure_html(png: str | Path, legend: str = "", notes: Sequence[str] = ()) -> str:

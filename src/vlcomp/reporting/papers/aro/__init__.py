@@ -7,7 +7,8 @@ this paper, for both profiles:
 - :mod:`.tables`, :mod:`.figures`, :mod:`.artifacts`, :mod:`.negatives`: the toy report's tables (mean ± std over
   whole-chain runs next to the printed value), Figures 1-3, the datasets and checkpoints the pipeline built, the
   kinds of the mined NegCLIP negatives;
-- :mod:`.toy`: the toy-profile sections' entry points, over the collected metrics and the toy world;
+- :mod:`.toy`: the toy-profile tables, figures and ledger, over the collected metrics and the toy world;
+- :mod:`.report`: the toy report page, declared for :mod:`vlcomp.reporting.scaffold` (sections, parts, artifacts);
 - :mod:`.comparison`: the paper-profile sections' long comparison tables over the metrics tree;
 - :mod:`.inconsistencies`: the paper's own inconsistencies (catalog §6), shown beside the tables they concern.
 """

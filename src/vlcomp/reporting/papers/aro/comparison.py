@@ -70,8 +70,8 @@ def intro_markdown(tree: MetricsTree) -> str:
         "benchmark files by `vlcomp.benchmarks`. Reproduced numbers are read from "
         f"`{tree.metrics_dir}/<model>/metrics.json` (source *pipeline*) and "
         f"`{tree.metrics_dir}/{RELEASED_SUBDIR}/<model>/metrics.json` (source *released*); the paper's numbers "
-        f"from `vlcomp/data/{PAPER_FILES[NAME]}` (the other papers' from "
-        "`vlcomp/data/released_paper_values.csv`). *difference* = reproduced - paper.",
+        f"from `vlcomp/data/{PAPER_FILES[NAME]}` (the other papers' from their own files beside it, "
+        "`vlcomp/data/printed/<paper>.csv`). *difference* = reproduced - paper.",
         "",
     ]
     if not tree.present():

@@ -1,10 +1,11 @@
-"""The toy-profile sections of ``notebooks/aro.py``: what the notebook calls, over the collected metrics, the toy
-world and the stage outputs (the notebook holds no logic of its own).
+"""The toy-profile tables, figures and ledger of the ARO report, over the collected metrics, the toy world and the
+stage outputs; the page that shows them is declared in :mod:`.report` and rendered by
+:mod:`vlcomp.reporting.scaffold` (the notebook holds no logic of its own).
 
 Every table is a :class:`vlcomp.reporting.render.Table`: numbers for its CSV, text for reading, a legend line
 generated from the data (what ``±`` is over and n, :func:`vlcomp.reporting.collect.spread_legend`; or why a table
-has no spread) and the paper's own inconsistencies about it (:mod:`.inconsistencies`). :func:`show` writes a table
-and returns its HTML; :func:`fig` does the same for a figure.
+has no spread) and the paper's own inconsistencies about it (:mod:`.inconsistencies`); every figure a
+:class:`vlcomp.reporting.render.Figure` with its legend (:func:`figure`).
 """
 
 from __future__ import annotations
@@ -25,11 +26,9 @@ from ....io import read_json  # noqa: E402
 from ....world import Split  # noqa: E402
 from ...collect import (  # noqa: E402
     Methods,
-    chains,
     collect,
     methods_of,
     provenance,
-    runs_phrase,
     runs_summary,
     spread_legend,
     summary,
@@ -37,16 +36,9 @@ from ...collect import (  # noqa: E402
     with_mean,
 )
 from ...items import Bootstrap  # noqa: E402
-from ...ledger import Evidence, ledger_shown, ledger_table, rule_markdown  # noqa: E402
+from ...ledger import Claim, Evidence, report_ledger  # noqa: E402
 from ...paper_values import load_paper_values  # noqa: E402
-from ...render import (  # noqa: E402
-    Table,
-    cell,
-    figure_html,
-    save_figure,
-    show,  # noqa: F401  (the notebook displays tables through R.show)
-    show_or_missing,  # noqa: F401
-)
+from ...render import Figure, Table, cell  # noqa: E402
 from ...tree import PROVENANCE_LEGEND, TOY_PROFILE, read_params  # noqa: E402
 from .. import PAPERS, paper_scope  # noqa: E402
 from . import NAME, figures, tables  # noqa: E402
@@ -69,6 +61,8 @@ class ReportContext:
     models_dir: Path
     methods: Methods  # the report's methods, order and labels (params: methods with paper: aro)
     metrics_dir: Path
+    calibration_csv: Path = Path("calibration/aro_world.csv")  # the world-calibration sweep; its folder holds the probes'
+    mined_root: Path = Path("data/mined")
 
     @property
     def profile(self) -> str:
@@ -79,10 +73,12 @@ class ReportContext:
         return spread_legend(self.long, self.methods, keys)
 
 
-def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str, params_path: str) -> ReportContext:
+def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str, params_path: str,
+         calibration_csv: str = "calibration/aro_world.csv", mined_root: str = "data/mined") -> ReportContext:
     """The collected metrics (:func:`vlcomp.reporting.collect.collect`, chains from provenance and params) with the
     derived per-model metrics (own - wrong image, the radar's retrieval means), ARO's printed values and the
-    params."""
+    params; ``calibration_csv`` (its folder holds the probes' CSVs) and ``mined_root`` for the calibration and
+    training-data sections."""
     params = read_params(params_path)
     long = collect(metrics_dir, params, paper_scope(params, NAME).models)
     for _, own, wrong, _ in tables.WRONG_IMAGE_ROWS:
@@ -90,7 +86,8 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
     for ds in ("coco", "flickr30k"):
         long = with_mean(long, tables.radar_retrieval_key(ds), tables.radar_retrieval_parts(ds))
     return ReportContext(long, summary(long), load_paper_values(NAME), params, Path(world_dir), Path(benchmarks_dir),
-                         Path(models_dir), methods_of(params, NAME), Path(metrics_dir))
+                         Path(models_dir), methods_of(params, NAME), Path(metrics_dir), Path(calibration_csv),
+                         Path(mined_root))
 
 
 def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:
@@ -104,17 +101,16 @@ def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:
 
 
 def intro_markdown(ctx: ReportContext) -> str:
+    """The profile and what its numbers are (the runs each row aggregates over are the page's runs table)."""
     parts = [f"**Profile:** `{ctx.profile}`. "]
     if ctx.profile == TOY_PROFILE:
         parts.append("Every number labelled *toy* comes from the procedurally generated world and tiny CLIPs pretrained "
                      "from scratch in this pipeline; it tests the paper's claims in a controlled setting and is not "
                      "expected to match the paper's magnitudes. Rows for BLIP, X-VLM and FLAVA carry the paper's "
                      "numbers only (*paper only*). ")
-    runs = "; ".join(f"{ctx.methods.label(m)}: {runs_phrase(chains(ctx.long, m))}" for m in ctx.methods.order
-                     if chains(ctx.long, m))
-    parts.append("Every method row aggregates over its models, one per whole-chain run (pretrain -> mining -> LR "
-                 f"selection -> fine-tune): {runs}. ± is the sample standard deviation over those runs everywhere; "
-                 "a spread over perturbation seeds is a separate, labelled column.")
+    parts.append("Every method row aggregates over the whole-chain runs of the runs table below; ± is the sample "
+                 "standard deviation over those runs everywhere; a spread over perturbation seeds is a separate, "
+                 "labelled column.")
     return "".join(parts)
 
 
@@ -156,14 +152,11 @@ def claims(ctx: ReportContext, ev: Evidence | None = None):
     return PAPERS.get(NAME).claims(ev or evidence(ctx), _chance_r1(ctx), ctx.methods)  # the registry's entry
 
 
-def ledger(ctx: ReportContext) -> tuple[str, Table]:
-    """The verdicts (Markdown: one line per claim, then the rule) and the ledger table (one row per condition)."""
+def ledger(ctx: ReportContext) -> tuple[list[Claim], Table]:
+    """The claims and the ledger table (one row per condition, :func:`vlcomp.reporting.ledger.report_ledger`)."""
     ev = evidence(ctx)
     cl = claims(ctx, ev)
-    lines = [f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*" for c in cl]
-    data = ledger_table(cl)
-    table = Table(data, ledger_shown(data), legend=rule_markdown(ev, cl, ctx.methods))
-    return "\n".join(lines), table
+    return cl, report_ledger(ev, cl, ctx.methods)
 
 
 def _long_table(long: pd.DataFrame, index: list[str], across: str, legend: str, artifacts: tuple[str, ...] = (),
@@ -270,8 +263,9 @@ def t1(ctx: ReportContext) -> Table:
 # --------------------------------------------------------------------------- figures
 
 
-def fig(ctx: ReportContext, out_dir: str, name: str) -> str:
-    """Draw and save a figure (PNG and PDF under ``figures/``); return its HTML with the legend line under it."""
+def figure(ctx: ReportContext, name: str) -> Figure:
+    """ARO-F1, ARO-F2, ARO-F3 or the training curves, with the legend line (what the bars or vertices are over)
+    and the notes under it."""
     if name == "ARO-F1":
         f = figures.figure1(ctx.summ, ctx.paper_values, ctx.methods)
         keys = [k for _, k, _, _ in figures.F1_PANELS]
@@ -282,9 +276,8 @@ def fig(ctx: ReportContext, out_dir: str, name: str) -> str:
         f = figures.figure3(ctx.summ, ctx.paper_values, ctx.methods)
         keys = [k for _, k in tables.radar_axes()]
     elif name == "training_curves":
-        return figure_html(save_figure(training_curves(ctx), out_dir, name),
-                           "One curve per training run (each base model's pretraining; each fine-tuning run): "
-                           "single runs, no spread.")
+        return Figure(training_curves(ctx), "One curve per training run (each base model's pretraining; each "
+                      "fine-tuning run): single runs, no spread.")
     else:
         raise ValueError(f"unknown figure {name!r}")
     if name == "ARO-F3":
@@ -296,7 +289,7 @@ def fig(ctx: ReportContext, out_dir: str, name: str) -> str:
     extra = ["Retrieval axes: the mean of text R@1 (image->text) and image R@1 (text->image) on the Karpathy-test "
              "twin, per model, then over chains (toy), or of the two R@1 printed in Table 6 (paper)."] \
         if name == "ARO-F3" else []
-    return figure_html(save_figure(f, out_dir, name), legend, [*extra, *paper_notes((name,))])
+    return Figure(f, legend, [*extra, *paper_notes((name,))])
 
 
 def _histories(ctx: ReportContext) -> dict[str, tuple[str, list[dict]]]:
@@ -570,7 +563,8 @@ def plasticity(path: str | Path) -> Table | None:
                  "-1 in the CSV: the start is the pipeline's base model (shown as *pipeline base*).")
 
 
-def plasticity_figure(path: str | Path, out_dir: str, name: str = "plasticity_probe") -> Path | None:
+def plasticity_figure(path: str | Path) -> Figure | None:
+    """The probe's curves (one per run), or None when it has not run."""
     df = _read_plasticity(path)
     if df is None:
         return None
@@ -589,13 +583,13 @@ def plasticity_figure(path: str | Path, out_dir: str, name: str = "plasticity_pr
         ax.set_ylim(0.4, 1.0)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    return save_figure(fig, out_dir, name)
+    return Figure(fig, "One curve per probe run (single seed): no spread; dashed line: chance (0.5).")
 
 
-def plasticity_figure_html(path: str | Path, out_dir: str, name: str = "plasticity_probe") -> str:
-    png = plasticity_figure(path, out_dir, name)
-    return "" if png is None else figure_html(png, "One curve per probe run (single seed): no spread; dashed line: "
-                                              "chance (0.5).")
+def probe_blocks(path: str | Path) -> list[tuple[str, Table | Figure]] | None:
+    """A plasticity or relation probe's table and curves, or None when it has not run."""
+    table = plasticity(path)
+    return None if table is None else [("", table), ("", plasticity_figure(path))]
 
 
 def artifacts(ctx: ReportContext, mined_dir: str | Path) -> Table:

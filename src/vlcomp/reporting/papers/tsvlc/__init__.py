@@ -9,8 +9,8 @@ The package registers the paper (catalog ``tsvlc.md``) and holds everything ``no
 - :mod:`.tables`, :mod:`.figures`, :mod:`.examples`: the toy report's tables (mean ± sd over whole-chain runs,
   deltas against CLIP of the same chain, next to the printed value), the Fig. 3 and Fig. 4 radars, and the word lists,
   generated negatives / positives and qualitative VL-CheckList items;
-- :mod:`.toy`: the toy-profile sections' entry points; :mod:`.paper`: the paper profile's (no TSVLC training
-  yet);
+- :mod:`.toy`: the toy-profile tables, figures and ledger; :mod:`.report`: the toy report page, declared for
+  :mod:`vlcomp.reporting.scaffold`; :mod:`.paper`: the paper profile's sections;
 - :mod:`.inconsistencies`: the paper's own inconsistencies (catalog §5), shown beside the tables they concern.
 """
 
@@ -23,7 +23,9 @@ NAME = "tsvlc"
 
 #: The catalog IDs the report renders.
 ARTIFACTS = ("TSVLC-T1a", "TSVLC-T1b", "TSVLC-T1c", "TSVLC-T1d", "TSVLC-T1e", "TSVLC-T1f", "TSVLC-T1g",
-             "TSVLC-T2", "TSVLC-T3", "TSVLC-F3", "TSVLC-F4", "TSVLC-S1", "TSVLC-S2", "TSVLC-S3", "TSVLC-S4")
+             "TSVLC-T2", "TSVLC-T3", "TSVLC-F1", "TSVLC-F2", "TSVLC-F3", "TSVLC-F4", "TSVLC-S1", "TSVLC-S2",
+             "TSVLC-S3", "TSVLC-S4", "TSVLC-D1", "TSVLC-D2", "TSVLC-D3", "TSVLC-D4", "TSVLC-M",
+             *(f"TSVLC-C{i}" for i in range(1, 6)))  # catalog §6, every ID
 
 PAPERS.add(NAME, Paper(
     name=NAME,

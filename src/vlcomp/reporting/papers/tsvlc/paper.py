@@ -23,7 +23,8 @@ NOT_RUN = "not run in this profile (no variant of this method in params)"
 
 def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models") -> MetricsTree:
     """The paper profile's metrics tree. Its models are matched with no printed-values file (the TSVLC numbers
-    are :mod:`.printed` and, for the released checkpoint, ``vlcomp/data/released_paper_values.csv``)."""
+    are :mod:`.printed` and, for the released checkpoint, :mod:`vlcomp.reporting.released_values`, both views of
+    ``vlcomp/data/printed/tsvlc.csv``)."""
     empty = pd.DataFrame(columns=list(PAPER_VALUE_COLUMNS))
     from .. import paper_scope
 

@@ -1,11 +1,15 @@
-"""TSVLC's printed numbers (catalog ``tsvlc.md`` §4.2-4.4: Tables 1a-1g, 2 and 3), transcribed once, as
-printed.
+"""TSVLC's printed numbers (catalog ``tsvlc.md`` §4.2-4.4: Tables 1a-1g, 2 and 3) as printed: the view of
+``vlcomp/data/printed/tsvlc.csv`` (:mod:`vlcomp.reporting.printed_values`) the report reads.
 
 Every cell keeps the exact printed text (``"80.93%"``, ``"+6.6%"``, ``"+11.05"``: Table 1d prints three deltas
 without a ``%``) and parses it to a fraction (``80.93%`` -> ``0.8093``), the unit of the toy metrics. Each
 printed row names the toy method it stands for (a ``methods`` key of params; ``clip`` for the chains' un-fine-tuned
 default base, ``clip_vit`` / ``clip_cyclip`` for the other base models' un-fine-tuned evaluations,
-:func:`vlcomp.config.base_method`), or None where the toy has no counterpart.
+:func:`vlcomp.config.base_method`), or None where the toy has no counterpart. In the file, a cell is the row whose
+``metric`` is its column's toy key (:data:`T1_COLUMNS`, :data:`T3_COLUMNS`) and its delta the row whose key ends in
+``/delta``; the printed row is the file's ``group`` (its name and setting,
+:func:`vlcomp.reporting.printed_values.tsvlc_row`), its toy method the ``model``, and a Table 1 row's section the
+artifact's letter.
 
 :func:`table3_check` is the catalog's Table-3-vs-Table-1a consistency check (§4.4, [DERIVED]): Table 3's mean
 of the 5 Attribute subtypes and of the 2 Relation subtypes against Table 1a's Attribute and Relation, and the
@@ -15,10 +19,11 @@ two tables' zero-shot values.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import pandas as pd
+
+from ...printed_values import DELTA_SUFFIX, PERCENT, data_file, load_printed, printed_value, tsvlc_row
 
 CATALOG = "tsvlc.md"
 
@@ -43,18 +48,17 @@ T3_COLUMNS: tuple[tuple[str, str, str], ...] = (
 ATTRIBUTE_SUBTYPES = ("attribute/color", "attribute/material", "attribute/size", "attribute/state",
                       "attribute/action")
 RELATION_SUBTYPES = ("relation/action", "relation/spatial")
-
-_NUMBER = re.compile(r"^[+-]?\d+(\.\d+)?%?$")
+#: The artifacts of the printed tables and each one's columns.
+TABLE_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    **{f"TSVLC-T1{s}": T1_COLUMNS for s in "abcdefg"}, "TSVLC-T2": T1_COLUMNS, "TSVLC-T3": T3_COLUMNS}
+#: The benchmarks of the tables' cells (the file's ``dataset``) and the prefix of their toy keys.
+KEY_PREFIX: dict[str, str] = {"vlchecklist": "vlchecklist/", "zeroshot_elevater": "zeroshot/elevater/"}
 
 
 def percent_fraction(text: str) -> float:
-    """A printed percentage as a fraction: ``"80.93%"`` -> 0.8093, ``"+11.05"`` -> 0.1105 (Table 1d prints
-    some deltas without ``%``); NaN for ``""``."""
-    if not text:
-        return math.nan
-    if not _NUMBER.match(text):
-        raise ValueError(f"not a printed percentage: {text!r}")
-    return float(text.rstrip("%")) / 100.0
+    """A printed percentage as a fraction (:func:`vlcomp.reporting.printed_values.printed_value`): ``"80.93%"`` ->
+    0.8093, ``"+11.05"`` -> 0.1105 (Table 1d prints some deltas without ``%``); NaN for ``""`` (none printed)."""
+    return printed_value(text, PERCENT) if text else math.nan
 
 
 @dataclass(frozen=True)
@@ -93,89 +97,48 @@ class Row:
     cells: dict[str, Cell] = field(default_factory=dict)
 
 
-def _t1(artifact: str, section: str, train: str, model: str, pre: bool, arch: str, method: str | None,
-        *cells: tuple[str, str] | str) -> Row:
-    parsed = [Cell(c) if isinstance(c, str) else Cell(*c) for c in cells]
-    return Row(artifact, section, train, model, pre, arch, method,
-               dict(zip([cid for _, cid, _ in T1_COLUMNS], parsed, strict=True)))
+def _check_row(row: dict[str, str]) -> str | None:
+    """What is wrong with one row of ``tsvlc.csv`` by the printed tables' layout, or None (the schema is
+    :mod:`vlcomp.reporting.printed_values`'s to check)."""
+    artifact, dataset, metric = row["artifact"], row["dataset"], row["metric"]
+    if artifact not in TABLE_COLUMNS:
+        return f"unknown artifact {artifact!r}; known: {', '.join(TABLE_COLUMNS)}"
+    key = metric.removesuffix(DELTA_SUFFIX)
+    if key not in {k for _, _, k in TABLE_COLUMNS[artifact]}:
+        return f"metric {metric!r} is no column of {artifact} (a toy key, or one + {DELTA_SUFFIX!r})"
+    if dataset not in KEY_PREFIX or not key.startswith(KEY_PREFIX[dataset]):
+        return f"dataset {dataset!r} is not the benchmark of {key!r} (one of {', '.join(KEY_PREFIX)})"
+    if row["std"]:
+        return "std must be empty (TSVLC prints no ±)"
+    return None
 
 
-# Table 1 (catalog §4.2), every section, transcribed exactly (deltas included).
-TABLE1: tuple[Row, ...] = (
-    _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP [57]", True, "ViT-B/32", "clip", "81.58%", "67.60%", "63.05%",
-        "56.37%"),
-    _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP + LoRA", True, "ViT-B/32", "tsvlc_lora", ("80.93%", "-0.66%"),
-        ("66.28%", "-1.32%"), ("55.52%", "-7.53%"), ("56.41%", "+0.04%")),
-    _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP + Ours RB Neg", True, "ViT-B/32", "tsvlc_rb", ("83.89%", "+2.30%"),
-        ("73.35%", "+5.75%"), ("75.33%", "+12.28%"), ("54.32%", "-2.05%")),
-    _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP + Ours LLM Neg", True, "ViT-B/32", "tsvlc_llm",
-        ("84.44%", "+2.85%"), ("71.63%", "+4.03%"), ("74.82%", "+11.77%"), ("55.60%", "-0.77%")),
-    _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP + Ours RB+LLM Negs", True, "ViT-B/32", "tsvlc_rbllm",
-        ("85.09%", "+3.50%"), ("73.90%", "+6.30%"), ("78.72%", "+15.67%"), ("54.66%", "-1.71%")),
-    _t1("TSVLC-T1a", "(a)", "CC3M", "CLIP + Ours Combined", True, "ViT-B/32", "tsvlc_combined",
-        ("85.00%", "+3.42%"), ("71.97%", "+4.37%"), ("68.95%", "+5.90%"), ("54.77%", "-1.60%")),
-    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP [57]", True, "ViT-B/16", "clip_vit", "82.91%", "67.32%", "61.80%",
-        "60.00%"),
-    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP + Ours RB+LLM Negs", True, "ViT-B/16", "tsvlc_vit_rbllm", ("85.82%", "+2.91%"),
-        ("73.92%", "+6.6%"), ("77.40%", "+15.6%"), ("59.37%", "-0.63%")),
-    _t1("TSVLC-T1b", "(b)", "CC3M", "CLIP + Ours Combined", True, "ViT-B/16", "tsvlc_vit_combined", ("84.75%", "+1.84%"),
-        ("71.18%", "+3.86%"), ("69.68%", "+7.88%"), ("59.87%", "-0.13%")),
-    _t1("TSVLC-T1c", "(c)", "CC3M", "CLIP", False, "ViT-B/32", "tsvlc_scratch_clip", "71.17%", "57.86%", "45.20%", "21.96%"),
-    _t1("TSVLC-T1c", "(c)", "CC3M", "CLIP + Ours Combined", False, "ViT-B/32", "tsvlc_scratch_combined", ("71.79%", "+0.62%"),
-        ("63.29%", "+5.43%"), ("58.13%", "+12.93%"), ("20.96%", "-1.00%")),
-    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP [57]", False, "ViT-B/16", "tsvlc_vit_scratch_clip", "64.01%", "54.27%", "41.57%",
-        "15.49%"),
-    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP + Ours RB+LLM Negs", False, "ViT-B/16", "tsvlc_vit_scratch_rbllm", ("73.11%", "+9.1%"),
-        ("65.32%", "+11.05"), ("71.93%", "+30.36"), ("20.78%", "+5.29%")),
-    _t1("TSVLC-T1d", "(d)", "CC3M", "CLIP + Ours Combined", False, "ViT-B/16", "tsvlc_vit_scratch_combined", ("72.99%", "+8.98%"),
-        ("63.01%", "+8.74%"), ("62.95%", "+21.38"), ("20.61%", "+5.12%")),
-    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP [19]", True, "R50", "clip_cyclip", "73.49%", "59.33%", "53.83%", "26.00%"),
-    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP + LoRA", True, "R50", "tsvlc_cyclip_lora", ("73.30%", "-0.19%"),
-        ("58.89%", "-0.44%"), ("53.03%", "-0.80%"), ("26.30%", "+0.30%")),
-    _t1("TSVLC-T1e", "(e)", "CC3M", "CyCLIP + Ours Combined", True, "R50", "tsvlc_cyclip_combined", ("74.20%", "+0.71%"),
-        ("63.52%", "+4.20%"), ("59.47%", "+5.63%"), ("26.31%", "+0.31%")),
-    _t1("TSVLC-T1f", "(f)", "CC3M", "CyCLIP", False, "R50", "tsvlc_cyclip_scratch", "69.41%", "57.59%", "53.70%", "21.02%"),
-    _t1("TSVLC-T1f", "(f)", "CC3M", "CyCLIP + Ours Combined", False, "R50", "tsvlc_cyclip_scratch_combined", ("71.50%", "+2.09%"),
-        ("65.69%", "+8.10%"), ("70.20%", "+16.50%"), ("20.44%", "-0.42%")),
-    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP [57]", True, "ViT-B/32", "clip", "81.58%", "67.6%", "63.05%",
-        "56.37%"),
-    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP + LoRA", True, "ViT-B/32", "tsvlc_laion_lora", ("82.18%", "+0.60%"),
-        ("68.48%", "+0.88%"), ("62.72%", "-0.33%"), ("57.15%", "+0.78%")),
-    _t1("TSVLC-T1g", "(g)", "LAION", "CLIP + Ours Combined", True, "ViT-B/32", "tsvlc_laion_combined", ("82.54%", "+0.96%"),
-        ("69.64%", "+2.04%"), ("66.05%", "+3.00%"), ("56.71%", "+0.34%")),
-)
+def _rows(printed: pd.DataFrame, source_name: str) -> tuple[Row, ...]:
+    """The printed rows, in the file's order: one per (artifact, group), every column's cell by column id."""
+    rows = []
+    for (artifact, group), found in printed.groupby(["artifact", "group"], sort=False):
+        setting, methods = tsvlc_row(group), set(found["model"])
+        where = f"{source_name}: {artifact} row {setting['row']!r}"
+        if len(methods) != 1:
+            raise ValueError(f"{where}: its cells name different toy methods {sorted(methods)}")
+        texts = dict(zip(found["metric"], found["text"], strict=True))
+        missing = [key for _, _, key in TABLE_COLUMNS[artifact] if key not in texts]
+        if missing:
+            raise ValueError(f"{where}: no printed value for {missing}")
+        cells = {cid: Cell(texts[key], texts.get(key + DELTA_SUFFIX, "")) for _, cid, key in TABLE_COLUMNS[artifact]}
+        section = f"({artifact[-1]})" if artifact.startswith("TSVLC-T1") else ""
+        rows.append(Row(artifact, section, setting["train"], setting["row"], setting["init"] == "pretrained",
+                        setting["arch"], methods.pop() or None, cells))
+    return tuple(rows)
 
+
+_ROWS = _rows(load_printed("tsvlc", check_row=_check_row), f"vlcomp/data/{data_file('tsvlc')}")
+#: Table 1 (catalog §4.2), every section, as printed (deltas included).
+TABLE1: tuple[Row, ...] = tuple(r for r in _ROWS if r.artifact.startswith("TSVLC-T1"))
 #: Table 2 (catalog §4.3): rows 2 and 4 repeat Table 1a.
-TABLE2: tuple[Row, ...] = (
-    _t1("TSVLC-T2", "", "CC3M", "CLIP [57]", True, "ViT-B/32", "clip", "81.58%", "67.60%", "63.05%",
-        "56.37%"),
-    _t1("TSVLC-T2", "", "CC3M", "CLIP +LoRA", True, "ViT-B/32", "tsvlc_lora", ("80.93%", "-0.66%"),
-        ("66.28%", "-1.32%"), ("55.52%", "-7.53%"), ("56.41%", "+0.04%")),
-    _t1("TSVLC-T2", "", "CC3M", "w/o Neg Loss", True, "ViT-B/32", "tsvlc_noneg", ("82.27%", "+0.69%"),
-        ("67.58%", "-0.02%"), ("55.17%", "-7.88%"), ("55.37%", "-1.00%")),
-    _t1("TSVLC-T2", "", "CC3M", "Ours RB+LLM Negs", True, "ViT-B/32", "tsvlc_rbllm", ("85.09%", "+3.50%"),
-        ("73.90%", "+6.30%"), ("78.72%", "+15.67%"), ("54.66%", "-1.71%")),
-)
-
-
-def _t3(model: str, method: str, *texts: str) -> Row:
-    return Row("TSVLC-T3", "", "CC3M", model, True, "ViT-B/32", method,
-               dict(zip([cid for _, cid, _ in T3_COLUMNS], map(Cell, texts), strict=True)))
-
-
+TABLE2: tuple[Row, ...] = tuple(r for r in _ROWS if r.artifact == "TSVLC-T2")
 #: Table 3 (catalog §4.4): the 7 subtypes and zero-shot; no deltas printed.
-TABLE3: tuple[Row, ...] = (
-    _t3("Ours Pos", "tsvlc_pos", "72.35%", "69.25%", "69.80%", "59.35%", "66.08%", "70.97%", "39.20%",
-        "55.37%"),
-    _t3("Ours RB Neg", "tsvlc_rb", "78.45%", "83.20%", "69.50%", "65.95%", "69.66%", "75.97%", "74.70%",
-        "54.66%"),
-    _t3("Ours LLM Neg", "tsvlc_llm", "76.00%", "79.70%", "72.75%", "61.35%", "68.36%", "77.23%", "72.40%",
-        "55.05%"),
-    _t3("Ours RB+LLM Negs", "tsvlc_rbllm", "79.25%", "84.25%", "72.15%", "64.05%", "69.82%", "79.03%",
-        "78.40%", "54.66%"),
-    _t3("Ours Combined", "tsvlc_combined", "77.45%", "77.35%", "73.35%", "62.30%", "69.39%", "74.70%",
-        "63.20%", "54.77%"),
-)
+TABLE3: tuple[Row, ...] = tuple(r for r in _ROWS if r.artifact == "TSVLC-T3")
 
 #: Table 1's sections and the toy setting that stands for each (TSVLC-T1a..T1g): (title, what the toy runs).
 SECTIONS: dict[str, tuple[str, str]] = {

@@ -1,11 +1,12 @@
-"""The toy-profile sections of ``notebooks/tsvlc.py``: what the notebook calls, over the collected metrics,
-the toy world and the generators' outputs (the notebook holds no logic of its own).
+"""The toy-profile tables, figures and ledger of the TSVLC report, over the collected metrics, the toy world and
+the generators' outputs; the page that shows them is declared in :mod:`.report` and rendered by
+:mod:`vlcomp.reporting.scaffold` (the notebook holds no logic of its own).
 
 Every table is a :class:`vlcomp.reporting.render.Table`: numbers for its CSV, text for reading, a legend line
 generated from the data (what ``±`` is over and n, :func:`vlcomp.reporting.collect.spread_legend`) and the
 paper's own inconsistencies about it (:mod:`.inconsistencies`). A model not evaluated yet shows as ``not
-run``; a missing input file (mined data, item tables) turns its section into a sentence naming the file, never
-an error.
+run``; a missing input file (mined data, item tables) gives None, and the page shows a sentence naming the file,
+never an error.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from ...collect import (
     collect,
     methods_of,
     provenance,
-    runs_phrase,
     runs_summary,
     spread_legend,
     summary,
 )
 from ...items import Bootstrap
-from ...ledger import Evidence, ledger_shown, ledger_table, rule_markdown
-from ...render import Table, figure_html, save_figure, show, show_or_missing  # noqa: F401 (for the notebook)
+from ...ledger import Claim, Evidence, report_ledger
+from ...render import Figure, Table
 from ...tree import BASE_METHOD, PROVENANCE_LEGEND, TOY_PROFILE, read_params
 from . import NAME, claims, examples, figures, tables
 from . import printed as P
@@ -117,6 +117,7 @@ def _present(ctx: ReportContext, methods: list[str] | tuple[str, ...]) -> bool:
 
 
 def intro_markdown(ctx: ReportContext) -> str:
+    """The profile and what its numbers are (the runs each row aggregates over are the page's runs table)."""
     parts = [f"**Profile:** `{ctx.profile}`. "]
     if ctx.profile == TOY_PROFILE:
         parts.append("Every number labelled *toy* comes from the procedurally generated world and tiny "
@@ -125,14 +126,9 @@ def intro_markdown(ctx: ReportContext) -> str:
                      "a controlled setting and is not expected to match the paper's magnitudes. Toy values "
                      "are shown in percent next to the paper's. ")
 
-    def ran(m: str) -> str:
-        found = chains(ctx.long, m)
-        return runs_phrase(found) if found else "not run"
-
-    runs = "; ".join(f"{ctx.all_methods.label(m)}: {ran(m)}" for m in ctx.all_methods.order)
-    parts.append("Every method row aggregates over its models, one per whole-chain run (pretrain -> "
-                 f"generation -> LR selection -> fine-tune): {runs}. ± is the sample standard deviation over "
-                 "those runs everywhere; a row run on one chain only has no spread and says *1 chain (b0)*.")
+    parts.append("Every method row aggregates over the whole-chain runs of the runs table below; ± is the "
+                 "sample standard deviation over those runs everywhere; a row run on one chain only has no spread "
+                 "and says *1 chain (b0)*.")
     if not _present(ctx, ctx.methods.order[1:]):
         parts.append(" **No TSVLC model is evaluated yet**: every TSVLC cell reads *not run* until the "
                      "pipeline's TSVLC stages have run; the paper's printed values are shown already.")
@@ -154,21 +150,17 @@ def claim_list(ctx: ReportContext, ev: Evidence | None = None):
                                    references=claims.reference_methods(ctx.params))
 
 
-def ledger(ctx: ReportContext) -> tuple[str, Table]:
-    """The verdicts (Markdown: one line per claim, then the rule) and the ledger table (one row per
-    condition)."""
+def ledger(ctx: ReportContext) -> tuple[list[Claim], Table]:
+    """The claims and the ledger table (one row per condition, :func:`vlcomp.reporting.ledger.report_ledger`),
+    with the thresholds and the paper's inconsistencies about the claims under it."""
     ev = evidence(ctx)
     cl = claim_list(ctx, ev)
-    lines = [f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*"
-             for c in cl]
-    data = ledger_table(cl)
     constants = ("Thresholds (`vlcomp.reporting.papers.tsvlc.claims`): ZS drop at most "
                  f"{claims.ZS_DROP_MAX:g} (C4); 'little' = below {claims.LITTLE_FRACTION:.3g} of the "
                  f"separate loss's gain (C2); '> 0' = at least {claims.STRICT:g} (a tie is no gain). A "
                  "condition whose method ran on chain b0 only has n = 1.")
-    table = Table(data, ledger_shown(data), legend=rule_markdown(ev, cl, ctx.all_methods),
-                  notes=[constants, *paper_notes(("TSVLC-C4", "TSVLC-C5", "TSVLC-C2"))])
-    return "\n".join(lines), table
+    return cl, report_ledger(ev, cl, ctx.all_methods,
+                             [constants, *paper_notes(("TSVLC-C4", "TSVLC-C5", "TSVLC-C2"))])
 
 
 # --------------------------------------------------------------------------- the paper's tables
@@ -246,34 +238,35 @@ def t3_check(ctx: ReportContext) -> tuple[Table, Table]:
 # --------------------------------------------------------------------------- figures
 
 
-def fig(ctx: ReportContext, out_dir: str | Path, name: str = "TSVLC-F3") -> str:
-    """Draw and save TSVLC-F3 or TSVLC-F4 (PNG and PDF under ``figures/``); return its HTML with the legend line
-    under it."""
+def figure(ctx: ReportContext, name: str = "TSVLC-F3") -> Figure:
+    """TSVLC-F3 or TSVLC-F4 with the legend line (what the vertices are over) and the notes under it."""
     if name == "TSVLC-F4":
-        return _fig4(ctx, out_dir)
+        return _fig4(ctx)
     if name != "TSVLC-F3":
         raise ValueError(f"unknown figure {name!r}")
     f = figures.figure3(ctx.summ, ctx.all_methods)
     keys = [k for _, _, k in figures.SPOKES]
     runs = runs_summary(ctx.long, ctx.all_methods, keys, figures.F3_SERIES) or "no toy value yet"
     legend = f"Polygon vertices: means over whole-chain runs (no error bars on a radar): {runs}."
-    return figure_html(save_figure(f, out_dir, name), legend,
-                       ["One radial scale on every spoke, starting at 0 (the reference code scales each "
-                        "spoke separately); dashed ring: chance (50 %). The values are in TSVLC-T3's table "
-                        f"(CLIP and CLIP+LoRA as reference rows). Paper panel: {figures.NOT_PRINTED}.",
-                        *paper_notes(("TSVLC-F3",))])
+    return Figure(f, legend,
+                  ["One radial scale on every spoke, starting at 0 (the reference code scales each "
+                   "spoke separately); dashed ring: chance (50 %). The values are in TSVLC-T3's table "
+                   f"(CLIP and CLIP+LoRA as reference rows). Paper panel: {figures.NOT_PRINTED}.",
+                   *paper_notes(("TSVLC-F3",))])
 
 
-def _fig4(ctx: ReportContext, out_dir: str | Path) -> str:
+def _fig4(ctx: ReportContext) -> Figure:
     f = figures.figure4(ctx.summ, ctx.all_methods)
     keys = [k for _, _, k in figures.SPOKES]
     runs = runs_summary(ctx.long, ctx.all_methods, keys, figures.F4_SERIES) or "no toy value yet"
     legend = f"Polygon vertices: the from-scratch runs' values (no error bars on a radar): {runs}."
-    return figure_html(save_figure(f, out_dir, "TSVLC-F4"), legend,
-                       ["One radial scale on every spoke, starting at 0, as TSVLC-F3; dashed ring: chance (50 %). "
-                        f"No paper panel: {figures.F4_NOT_PRINTED} (the catalog: the from-scratch RB+LLM model of "
-                        "the figure appears in no table). The values are in TSVLC-T1c's runs and the per-subtype "
-                        "metrics of the same models.", *paper_notes(("TSVLC-F4",))])
+    return Figure(f, legend,
+                  ["One radial scale on every spoke, starting at 0, as TSVLC-F3; dashed ring: chance (50 %). "
+                   f"No paper panel: {figures.F4_NOT_PRINTED} (the catalog: the from-scratch RB+LLM model of "
+                   "the figure appears in no table). The values are in TSVLC-T1c's runs and the per-subtype "
+                   "metrics of the same models.", *paper_notes(("TSVLC-F4",))])
+
+
 F1_F2_TEXT = ("**TSVLC-F1 / F2 (schematics, optional)** are not redrawn. Fig. 1 contrasts the plain "
               "contrastive loss with the added SVLC losses; Fig. 2 shows the three text manipulations, whose "
               "implementation is shown by TSVLC-S2 (rule-based and unmasking negatives) and TSVLC-S3 (the "
@@ -413,47 +406,7 @@ def s4(ctx: ReportContext, n: int = 8) -> tuple[str, list[tuple[str, Table]]] | 
     return head, parts
 
 
-# --------------------------------------------------------------------------- checklist, provenance, choices
-
-
-def checklist(ctx: ReportContext) -> Table:
-    """Every artifact ID of catalog §6 and whether this report renders it."""
-    have = _present(ctx, ctx.methods.order[1:])
-    toy = ("rendered from the toy metrics" if have
-           else "rendered; toy values pending (no TSVLC model evaluated yet)")
-    negatives = examples.generator_dir(ctx.mined_root, "tsvlc_rb") / "negatives.json"
-    positives = examples.generator_dir(ctx.mined_root, examples.ANALOGY_GENERATOR) / "positives.json"
-    s2 = ("rendered" if negatives.exists()
-          else "word lists rendered; examples pending (no generator output yet)")
-    s3 = ("rendered" if positives.exists()
-          else "prompt rendered; positives pending (no generator output yet)")
-    rows = [("TSVLC-T1a", "Table 1(a): CC3M LoRA fine-tuning", toy),
-            *((a, f"Table 1({a[-1]}): {P.SECTIONS[a][0]}", toy if _present(ctx, [r.method for r in
-                                                                                  P.rows_of(P.TABLE1, a)][1:])
-               else "rendered; toy values pending (not run yet)") for a in SECTION_ARTIFACTS),
-            ("TSVLC-T2", "Table 2: negatives-loss ablation", toy),
-            ("TSVLC-T3", "Table 3: component analysis (+ the T3 vs T1a check)", toy),
-            ("TSVLC-F1", "Fig. 1 schematic (optional)", "not drawn (a schematic; short text)"),
-            ("TSVLC-F2", "Fig. 2 pipeline schematic (optional)", "not drawn; its content is TSVLC-S2 / S3"),
-            ("TSVLC-F3", "Fig. 3 radar (fine-tuning)", toy),
-            ("TSVLC-F4", "Fig. 4 radar (from scratch)",
-             toy + " (toy panel only: the paper prints no value)" if _present(ctx, figures.F4_SERIES)
-             else "rendered; toy values pending (no from-scratch run yet)"),
-            ("TSVLC-S1", "per-source VL-CheckList", toy + " (one source: vg)"),
-            ("TSVLC-S2", "word lists and negative examples", s2),
-            ("TSVLC-S3", "analogy prompt and positives", s3),
-            ("TSVLC-S4", "qualitative successes and failures", toy),
-            ("TSVLC-D1", "RB negative generator", "pipeline: generate@tsvlc_rb (examples in S2)"),
-            ("TSVLC-D2", "LLM-unmasking negative generator",
-             "pipeline: generate@tsvlc_unmask / tsvlc_mix (S2)"),
-            ("TSVLC-D3", "analogy positives",
-             "pipeline: generate@tsvlc_analogy (toy: scene paraphrases; S3)"),
-            ("TSVLC-D4", "LoRA adapters (r = 4)", "pipeline: methods.<m>.model.lora (see Deviations)"),
-            ("TSVLC-M", "checkpoints and evaluations",
-             "pipeline: models/finetune, metrics/ (see Provenance)"),
-            *((f"TSVLC-C{i}", "claim", "claims ledger") for i in range(1, 6))]
-    return Table(pd.DataFrame(rows, columns=["artifact", "what", "status in this report"]),
-                 legend="A checklist, not a measurement: no spread.")
+# --------------------------------------------------------------------------- provenance, choices
 
 
 def provenance_table(ctx: ReportContext) -> Table:
