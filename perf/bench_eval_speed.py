@@ -65,7 +65,7 @@ if before:  # PIL's own file reads, as open_image did before session 13
         assert getattr(mod, "open_image", None) is not None, name
         mod.open_image = open_image
 names = evaluation_benchmarks(params)
-inputs = read_manifest("data/benchmarks", seed=section(params, "base.seed"))
+inputs = read_manifest("data/benchmarks", seed=section(params, "root_seed"))
 scorer = checkpoint_scorer(params, f"clip-{base}", Path("models/base") / base)
 options = EngineOptions(pixel_cache_mb=0 if before else 1024)
 t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Time the paper-profile evaluation engine (batched) against the reference-style loop (naive) on ARO and
+"""Time the real-profile evaluation engine (batched) against the reference-style loop (naive) on ARO and
 SugarCrepe, with open_clip ``ViT-B-32-quickgelu`` (random init: the weights do not change the cost).
 
 (a) batched: ``Benchmark.run`` - every unique crop / image read once and encoded in batches, every unique

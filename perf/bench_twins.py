@@ -104,7 +104,7 @@ def build_inputs(params: dict, names: list[str], root: Path) -> tuple[dict, dict
     from vlcomp.world import world_configs
     from vlcomp.world.generate import generate_world
 
-    seed = section(params, "base.seed")
+    seed = section(params, "root_seed")
     wcfg, ccfg, specs = world_configs(params)
     specs = [s for s in specs if s.name in TWIN_SPLITS]
     t = time.perf_counter()
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> dict:
     unknown = sorted(set(names + args.skip_naive) - set(all_names))
     if unknown:
         ap.error(f"not in evaluate.benchmarks of {args.params}: {unknown}")
-    seed = section(params, "base.seed")
+    seed = section(params, "root_seed")
 
     t = time.perf_counter()
     scorer, model_label = make_scorer(args.checkpoint, seed)

@@ -57,7 +57,7 @@ CONFIGS: dict[str, dict] = {
     "ft-6ep": {"finetune": {"epochs": 6}},
     "bind0.5": {"world": {"captions": {"web_bind_prob": 0.5}}},
     "bind0.5-rel0.2": {"world": {"captions": {"web_bind_prob": 0.5, "web_relation_prob": 0.2}}},
-    "vit-p8": {"model": {"arch": "toy-vit-p8"}},
+    "vit-p8": {"clip": {"arch": "toy-vit-p8"}},
     "2obj": {"world": {"max_objects": 2}},
     # session 2: the pretrained image tower loses plasticity with pretraining length (see the report)
     "pre1ep": {"pretrain": {"epochs": 1}},
@@ -93,7 +93,7 @@ KEYS = ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc", "aro/coco_o
 def run_config(name: str, overlay: dict, workdir: Path) -> list[dict]:
     t0 = time.time()
     params = merge_overlay(merge_overlay(load_params(REPO / "params.yaml"), SIZES), overlay)
-    seed = section(params, "base.seed")
+    seed = section(params, "root_seed")
     wcfg, ccfg, specs = world_configs(params)
     world = workdir / "world"
     generate_world(specs, wcfg, ccfg, seed, world)

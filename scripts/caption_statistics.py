@@ -3,7 +3,7 @@
 Computes :func:`vlcomp.text.caption_stats.caption_statistics` on
 
 - ``real``: the COCO Karpathy test captions (``--real``, default ``../shared/real_samples/coco_karpathy_test.json``;
-  skipped with a message when the file is absent), captions stripped as the paper profile reads them;
+  skipped with a message when the file is absent), captions stripped as the real profile reads them;
 - ``twin``: the first ``--twin-images`` images of the twin's fine-tuning split (``mine.negclip.split``,
   ``coco_train``), generated with the world code from the profile's params (``vlcomp.config.profile_params``);
 - ``twin_overlay``: the same with ``--set KEY=VALUE`` overlays (e.g. ``--set world.captions.and_prob=0.1``),
@@ -103,7 +103,7 @@ def twin_captions(params: dict[str, Any], n_images: int) -> pd.DataFrame:
     if spec is None:
         raise ValueError(f"params: mine.negclip.split={split!r} is not a split of world.splits")
     spec = replace(spec, n_images=min(n_images, spec.n_images))
-    _, _, annotations, _ = generate_split(spec, wcfg, ccfg, section(params, "base.seed"))
+    _, _, annotations, _ = generate_split(spec, wcfg, ccfg, section(params, "root_seed"))
     return _flatten(annotations)
 
 

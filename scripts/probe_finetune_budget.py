@@ -90,10 +90,10 @@ def prepare_data(params: dict, n_images: int, work: Path) -> tuple[Path, Path]:
     for s in os.listdir(world):
         if s != "coco_train" and (world / s).is_dir():
             os.symlink(world / s, new_world / s)
-    generate_world([s for s in specs if s.name == "coco_train"], wcfg, ccfg, params["base"]["seed"], new_world)
+    generate_world([s for s in specs if s.name == "coco_train"], wcfg, ccfg, params["root_seed"], new_world)
     base = create_model(with_weights(model_spec(params), REPO / "models" / "base" / "b0" / "model.pt"))
     mine_negclip(build(NegClipMineConfig, section(params, "mine.negclip"), "mine.negclip"), world=new_world,
-                 model=base, nlp=load_spacy(section(params, "nlp.spacy_model")), seed=params["base"]["seed"],
+                 model=base, nlp=load_spacy(section(params, "nlp.spacy_model")), seed=params["root_seed"],
                  out_dir=new_mined)
     return new_world, new_mined
 

@@ -45,8 +45,8 @@ KEYS = {"object": "vlchecklist/object/avg", "attribute": "vlchecklist/attribute/
 
 def run_one(params: dict, method_name: str, lr: float, epochs: float, alpha: float | None) -> dict:
     method = method_config(params, method_name)
-    if alpha is not None and method.model.lora is not None:
-        method = replace(method, model=replace(method.model, lora=replace(method.model.lora, alpha=alpha)))
+    if alpha is not None and method.tuning.lora is not None:
+        method = replace(method, tuning=replace(method.tuning, lora=replace(method.tuning.lora, alpha=alpha)))
     cfg = finetune_config(section(params, "finetune"))
     base = with_weights(model_spec(params, "b0"), REPO / "models" / "base" / "b0" / "model.pt")
     mined = REPO / "data" / "mined" / method.generator
@@ -59,7 +59,7 @@ def run_one(params: dict, method_name: str, lr: float, epochs: float, alpha: flo
     scorer = toy_scorer(method_name, model.eval(), get_tokenizer(base.tokenizer, base.arch, base.context_length))
     metrics = score_benchmarks(scorer, ["vlchecklist", "zeroshot_elevater"], REPO / "data" / "benchmarks")
     neg = [h["negatives_loss"] for h in history if "negatives_loss" in h]
-    lora = method.model.lora
+    lora = method.tuning.lora
     return {"method": method_name, "lr": lr, "epochs": epochs, "steps": history[-1].get("step", len(history)),
             "lora_alpha": lora.alpha if lora else "", "lora_rank": lora.rank if lora else "",
             "negatives_loss_first": neg[0] if neg else "", "negatives_loss_last": neg[-1] if neg else "",

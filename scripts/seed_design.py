@@ -86,7 +86,7 @@ def costs(ws: Path, bases: list[str], methods: list[str]) -> tuple[float, dict[s
     chain = []
     for b in bases:
         stages = [f"pretrain@{b}", f"evaluate_base@{b}"]
-        stages += [f"mine@{k}" for k, v in params["mining"].items() if v["base"] == b]
+        stages += [f"mine@{k}" for k, v in params["mining"].items() if v.get("base") == b]
         stages += [f"select_lr@{k}" for k, v in params["selections"].items() if v["base"] == b]
         chain.append(sum(stage_seconds(ws, s) for s in stages))
     per_run = {m: float(np.mean([stage_seconds(ws, f"finetune@{v}") + stage_seconds(ws, f"evaluate@{v}")

@@ -1,7 +1,7 @@
 """Stage `benchmarks`: every input the benchmarks of `evaluate.benchmarks` read, checked, in one manifest.
 
 Toy profile: every twin of `benchmarks.twins` is built from the world in its benchmark's released file format,
-images as PNG files beside it (vlcomp.twins). Paper profile: the released files of `paper_inputs`. In both, the
+images as PNG files beside it (vlcomp.twins). Real profile: the released files of `real_inputs`. In both, the
 ARO text perturbations (Order options, shuffled retrieval captions) are materialised once, every benchmark is
 prepared (every record validated) and every image looked for before any model is scored (vlcomp.eval.inputs)."""
 
@@ -23,13 +23,13 @@ def main() -> None:
     args = p.parse_args()
     params = load_params(args.params)
     names = evaluation_benchmarks(params)
-    seed = section(params, "base.seed")
-    used = {"benchmarks": section(params, "benchmarks"), "evaluate.benchmarks": names, "base.seed": seed,
+    seed = section(params, "root_seed")
+    used = {"benchmarks": section(params, "benchmarks"), "evaluate.benchmarks": names, "root_seed": seed,
             "nlp.spacy_model": section(params, "nlp.spacy_model")}
-    if params["profile"] == "paper":
-        from vlcomp.profiles.paper.benchmarks import build_benchmarks
+    if params["profile"] == "real":
+        from vlcomp.profiles.real.benchmarks import build_benchmarks
 
-        used["paper_inputs"] = section(params, "paper_inputs")
+        used["real_inputs"] = section(params, "real_inputs")
     else:
         from vlcomp.profiles.toy.benchmarks import build_benchmarks
     with stage_run("benchmarks", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS, seed=seed,

@@ -1,7 +1,7 @@
 """Stage `evaluate_base` / `evaluate@<variant>`: one model of the pipeline on every benchmark of
 `evaluate.benchmarks`, read from the `benchmarks` stage's manifest, through the one engine (vlcomp.eval); per-item
 tables, metrics.json derived from them, provenance.json. The toy profile scores its tiny CLIP with the toy's own
-preprocessing (squash + resize, vlcomp.profiles.toy.evaluate); the paper profile rebuilds the model through the model zoo (vlcomp.profiles.paper.evaluate)."""
+preprocessing (squash + resize, vlcomp.profiles.toy.evaluate); the real profile rebuilds the model through the model zoo (vlcomp.profiles.real.evaluate)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from vlcomp.tracking import EVALUATE_EXPERIMENT, evaluation_params, paper_tag, s
 
 def pipeline_scorer(params: dict, name: str, ckpt: Path):
     """The scorer of a pipeline model directory (``model.json`` + ``model.pt``) in the active profile."""
-    if params["profile"] == "paper":
-        from vlcomp.profiles.paper.evaluate import checkpoint_scorer
+    if params["profile"] == "real":
+        from vlcomp.profiles.real.evaluate import checkpoint_scorer
 
-        return checkpoint_scorer(name, ckpt, resolve_device(str(section(params, "paper_evaluate.device")),
-                                                            param="paper_evaluate.device"))
+        return checkpoint_scorer(name, ckpt, resolve_device(str(section(params, "real_evaluate.device")),
+                                                            param="real_evaluate.device"))
     from vlcomp.profiles.toy.evaluate import checkpoint_scorer
 
     return checkpoint_scorer(params, name, ckpt)
@@ -45,7 +45,7 @@ def main() -> None:
     meta = read_json(ckpt / "model.json")
     names = (evaluation_benchmarks(params, base=args.base) if args.seed is None
              else evaluation_benchmarks(params, variant=args.model))
-    inputs = read_manifest(args.benchmarks, seed=section(params, "base.seed"))
+    inputs = read_manifest(args.benchmarks, seed=section(params, "root_seed"))
     scorer = pipeline_scorer(params, args.model, ckpt)
     if args.base not in section(params, "bases"):
         raise ValueError(f"--base {args.base!r}: not a key of params bases ({', '.join(section(params, 'bases'))})")

@@ -1,7 +1,7 @@
 """Stage `pretrain@<base>`: the base model of one chain (params `bases.<base>`: the chain's default base `b<k>`, or
-another base model `<kind>-b<k>` with its own architecture and pretraining loss, `base_models.<kind>`). Toy profile:
+another base model `<family>-b<k>` with its own architecture and pretraining loss, `base_models.<family>`). Toy profile:
 train the tiny CLIP from scratch on the world's web split, seeded from the chain's seed (vlcomp.profiles.toy.pretrain);
-paper profile: resolve the pretrained weights instead (OpenAI ViT-B/32, vlcomp.profiles.paper.pretrain)."""
+real profile: resolve the pretrained weights instead (OpenAI ViT-B/32, vlcomp.profiles.real.pretrain)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ def main() -> None:
     params = load_params(args.params)
     seed = chain_seed(params, args.base)
     spec = model_spec(params, args.base)
-    used = {"model": section(params, "model"), "base.seed": section(params, "base.seed"),
+    used = {"clip": section(params, "clip"), "root_seed": section(params, "root_seed"),
             f"bases.{args.base}": section(params, f"bases.{args.base}")}
-    if params["profile"] == "paper":
-        from vlcomp.profiles.paper.pretrain import base_model
+    if params["profile"] == "real":
+        from vlcomp.profiles.real.pretrain import base_model
     else:
         from vlcomp.profiles.toy.pretrain import base_model
 

@@ -41,7 +41,7 @@ def main() -> None:
 
 def notebook_parameters(args: argparse.Namespace, profile: str) -> dict[str, str]:
     """The template's parameters (all but ``out_dir``), the same set for both profiles: each profile's sections
-    read the inputs they need and ignore the rest (the paper profile reads no world, benchmarks, calibration or
+    read the inputs they need and ignore the rest (the real profile reads no world, benchmarks, calibration or
     mined data)."""
     return {"profile": profile, "metrics_dir": args.metrics, "world_dir": args.world,
             "benchmarks_dir": args.benchmarks, "models_dir": args.models, "params_path": args.params,

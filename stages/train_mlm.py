@@ -1,7 +1,7 @@
 """Stage `train_mlm`: the small masked language model the unmasking generators fill masked words with (TSVLC's LLM
 negatives; CE-CLIP reuses it). Toy profile: a tiny BERT trained here on the world's captions (params `mlm`,
-vlcomp.profiles.toy.mlm); paper profile: the named model (distilroberta-base, the reference's fill-mask default)
-resolved from the local Hugging Face cache and saved as is (vlcomp.profiles.paper.mlm), or, with `mlm.model: null`, only
+vlcomp.profiles.toy.mlm); real profile: the named model (distilroberta-base, the reference's fill-mask default)
+resolved from the local Hugging Face cache and saved as is (vlcomp.profiles.real.mlm), or, with `mlm.model: null`, only
 a note that none is configured (load_mlm on it then fails naming the folder)."""
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
-    if params["profile"] == "paper":
-        from vlcomp.profiles.paper.mlm import masked_lm
+    if params["profile"] == "real":
+        from vlcomp.profiles.real.mlm import masked_lm
     else:
         from vlcomp.profiles.toy.mlm import masked_lm
-    used = {"mlm": section(params, "mlm"), "base.seed": section(params, "base.seed")}
+    used = {"mlm": section(params, "mlm"), "root_seed": section(params, "root_seed")}
     with stage_run("train_mlm", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper="tsvlc",
                    method="mlm", params=used) as tr:
         model, tokenizer, history, about = masked_lm(
             params, args.world, on_log=lambda step, rec: tr.log_metrics({f"train/{k}": v for k, v in rec.items()},
                                                                         step=step))
         with atomic_dir(args.out) as tmp:
-            if model is not None:  # None: the profile configures no masked LM (paper profile, mlm.model: null)
+            if model is not None:  # None: the profile configures no masked LM (real profile, mlm.model: null)
                 save_mlm(model, tokenizer, tmp)
             write_json(tmp / "history.json", without_timings(history))  # timings: MLflow only
             write_json(tmp / "about.json", about)

@@ -1,5 +1,5 @@
-"""Stage `world`: generate the toy world's splits (images, scene graphs, captions); in the paper profile, index
-the real caption files and their images (vlcomp.profiles.paper.world)."""
+"""Stage `world`: generate the toy world's splits (images, scene graphs, captions); in the real profile, index
+the real caption files and their images (vlcomp.profiles.real.world)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ def main() -> None:
     p.add_argument("--out", required=True)
     args = p.parse_args()
     params = load_params(args.params)
-    if params["profile"] == "paper":
-        from vlcomp.profiles.paper.world import build_world
+    if params["profile"] == "real":
+        from vlcomp.profiles.real.world import build_world
     else:
         from vlcomp.profiles.toy.world import build_world
-    seed = section(params, "base.seed")
-    used = {"world": section(params, "world"), "base.seed": seed}
+    seed = section(params, "root_seed")
+    used = {"world": section(params, "world"), "root_seed": seed}
     with stage_run("world", experiment=TRAINING_EXPERIMENT, profile=params["profile"], paper=ALL_PAPERS, seed=seed,
                    params=used) as tr:
         t0 = time.time()

@@ -53,7 +53,7 @@ def real_samples() -> Path:
 
 def word_level_tokenizer(texts: list[str]):
     """A word-level Hugging Face tokenizer over the words of ``texts`` (``<pad>``, ``<unk>``, ``</s>`` first): tiny
-    causal LMs in tests (the analogy generator's tests and the paper-profile pipeline fixture) are built on it."""
+    causal LMs in tests (the analogy generator's tests and the real-profile pipeline fixture) are built on it."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 

@@ -48,19 +48,19 @@ def test_variant_with_unknown_method_is_named(params):
 
 
 def test_unknown_loss_is_named(params):
-    bad = {**params, "methods": {"m": {"loss": "contrastive2", "generator": "negclip"}}}
+    bad = {**params, "methods": {"m": {"paper": "aro", "loss": "contrastive2", "generator": "negclip"}}}
     with pytest.raises(ValueError, match="methods.m.loss='contrastive2'"):
         method_config(bad, "m")
 
 
 def test_unknown_generator_is_named(params):
-    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "tsvlc_rules"}}}
+    bad = {**params, "methods": {"m": {"paper": "aro", "loss": "clip", "generator": "tsvlc_rules"}}}
     with pytest.raises(ValueError, match="methods.m.generator='tsvlc_rules' is not a registered generator"):
         method_config(bad, "m")
 
 
 def test_batch_the_generator_cannot_feed_is_named(params):
-    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "batch": {"positives": 2}}}}
+    bad = {**params, "methods": {"m": {"paper": "aro", "loss": "clip", "generator": "negclip", "batch": {"positives": 2}}}}
     with pytest.raises(ValueError, match=r"methods.m.batch needs \['positives'\] from generator 'negclip', which does not write"):
         method_config(bad, "m")
 
@@ -71,16 +71,16 @@ def test_batch_the_generator_cannot_feed_is_named(params):
     ({"negatvies": 1}, r"unknown key\(s\) methods.m.batch.negatvies"),
 ])
 def test_bad_batch_composition_is_named(params, batch, message):
-    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "batch": batch}}}
+    bad = {**params, "methods": {"m": {"paper": "aro", "loss": "clip", "generator": "negclip", "batch": batch}}}
     with pytest.raises(ValueError, match=message):
         method_config(bad, "m")
 
 
 def test_bad_model_modifier_and_loss_weight_are_named(params):
-    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "model": {"freeze": ["audio"]}}}}
-    with pytest.raises(ValueError, match=r"methods.m.model.freeze: \['audio'\] are not towers"):
+    bad = {**params, "methods": {"m": {"paper": "aro", "loss": "clip", "generator": "negclip", "tuning": {"freeze": ["audio"]}}}}
+    with pytest.raises(ValueError, match=r"methods.m.tuning.freeze: \['audio'\] are not towers"):
         method_config(bad, "m")
-    bad = {**params, "methods": {"m": {"loss": "clip", "generator": "negclip", "loss_weights": {"contrastive": 2}}}}
+    bad = {**params, "methods": {"m": {"paper": "aro", "loss": "clip", "generator": "negclip", "loss_weights": {"contrastive": 2}}}}
     with pytest.raises(ValueError, match="methods.m.loss_weights: 'contrastive': 2; expected a \\*_loss term"):
         method_config(bad, "m")
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
-from vlcomp.config import build, load_params, merge_overlay, positive, section
+from vlcomp.config import build, load_params, merge_overlay, positive, resolve_layers, section
 
 
 @dataclass(frozen=True)
@@ -74,10 +75,36 @@ def test_section_walks_dotted_keys_and_names_the_missing_one() -> None:
 
 def test_load_params_reads_a_mapping(tmp_path: Path) -> None:
     p = tmp_path / "params.yaml"
-    p.write_text("profile: paper\nbase:\n  seed: 3\n")
-    assert load_params(p) == {"profile": "paper", "base": {"seed": 3}}
-    p.write_text("base:\n  seed: 3\n")  # profile defaults to toy
-    assert load_params(p)["base"]["seed"] == 3
+    p.write_text("profile: real\nroot_seed: 3\n")
+    assert load_params(p) == {"profile": "real", "root_seed": 3}
+    p.write_text("root_seed: 3\n")  # profile defaults to toy
+    assert load_params(p)["root_seed"] == 3
+
+
+@pytest.mark.parametrize("text, old, new", [
+    ("base:\n  seed: 0\n", "base.seed", "root_seed"),
+    ("generating:\n  g: {split: s}\n", "generating", "mining"),
+    ("model:\n  arch: toy-rn16\n", "model", "clip"),
+    ("methods:\n  m: {paper: aro, model: {freeze: [image]}}\n", "methods.m.model", "methods.m.tuning"),
+    ("bases:\n  vit-b0: {seed: 0, model: vit}\n", "bases.vit-b0.model", "bases.vit-b0.family"),
+    ("paper_inputs: {}\n", "paper_inputs", "real_inputs"),
+    ("paper_models: {}\n", "paper_models", "released_models"),
+    ("paper_evaluate: {}\n", "paper_evaluate", "real_evaluate"),
+])
+def test_a_renamed_key_is_an_error_naming_its_new_name(tmp_path: Path, text: str, old: str, new: str) -> None:
+    p = tmp_path / "params.yaml"
+    p.write_text(text)
+    with pytest.raises(ValueError, match=rf"params\.yaml: key '{old}' was renamed '{new}'"):
+        load_params(p)
+    with pytest.raises(ValueError, match=rf"key '{old}' was renamed '{new}'"):
+        resolve_layers(yaml.safe_load(text))
+
+
+def test_the_renamed_profile_is_an_error_naming_its_new_name(tmp_path: Path) -> None:
+    p = tmp_path / "params.yaml"
+    p.write_text("profile: paper\n")
+    with pytest.raises(ValueError, match=r"profile 'paper' was renamed 'real'"):
+        load_params(p)
 
 
 def test_load_params_missing_file(tmp_path: Path) -> None:
@@ -104,7 +131,7 @@ def test_load_params_needs_a_top_level_mapping(tmp_path: Path, text: str) -> Non
 def test_load_params_bad_profile(tmp_path: Path) -> None:
     p = tmp_path / "params.yaml"
     p.write_text("profile: huge\n")
-    with pytest.raises(ValueError, match=r"profile='huge': must be one of toy, paper"):
+    with pytest.raises(ValueError, match=r"profile='huge': must be one of toy, real"):
         load_params(p)
 
 

@@ -127,7 +127,7 @@ def test_a_new_paper_leaves_every_existing_stage_up_to_date(tmp_path: Path) -> N
     stale = _stale(work, env)
     after = _run(["dvc", "stage", "list", "--all", "--name-only"], work, env).split()
     new = set(after) - set(before)
-    assert {"pipelines/toypaper/dvc.yaml:report@toypaper", "pipelines/toypaper/dvc.yaml:generate@toypaper",
+    assert {"pipelines/toypaper/dvc.yaml:report@toypaper", "pipelines/toypaper/dvc.yaml:mine@toypaper",
             "pipelines/toypaper/toypaper_m/dvc.yaml:finetune@toypaper_m-b0s0",
             "pipelines/toypaper/toypaper_m/dvc.yaml:evaluate@toypaper_m-b1s0"} <= new
     assert not any("toypaper" not in s for s in new)

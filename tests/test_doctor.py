@@ -11,7 +11,7 @@ import torch
 import yaml
 from PIL import Image
 
-from vlcomp.doctor import check_paper_inputs, main
+from vlcomp.doctor import check_real_inputs, main
 from vlcomp.formats.sugarcrepe import CATEGORIES
 
 
@@ -38,10 +38,10 @@ def data(tmp_path: Path) -> Path:
     return root
 
 
-def test_paper_inputs_findings(data, monkeypatch):
+def test_real_inputs_findings(data, monkeypatch):
     monkeypatch.setenv("VLCOMP_DATA", str(data))
     monkeypatch.delenv("VLCOMP_UNSET", raising=False)
-    findings = {f.item: f for f in check_paper_inputs({
+    findings = {f.item: f for f in check_real_inputs({
         "aro_vg_relation": "$VLCOMP_DATA/aro/visual_genome_relation.json",
         "aro_vg_attribution": "$VLCOMP_DATA/aro/visual_genome_attribution.json",
         "aro_images": "$VLCOMP_DATA/aro/images",
@@ -68,48 +68,48 @@ def test_paper_inputs_findings(data, monkeypatch):
 def test_vg_images_are_checked(data, monkeypatch):
     rel = data / "aro" / "visual_genome_relation.json"
     rel.write_text(json.dumps([_vg_case("a.jpg", relation_name="on"), _vg_case("gone.jpg", relation_name="on")]))
-    (f,) = check_paper_inputs({"aro_vg_relation": str(rel), "aro_images": str(data / "aro" / "images")})[:1]
+    (f,) = check_real_inputs({"aro_vg_relation": str(rel), "aro_images": str(data / "aro" / "images")})[:1]
     assert f.status == "missing" and "record 1: image" in f.detail and "gone.jpg not found" in f.detail
     rel.write_text(json.dumps([_vg_case("a.jpg", x=6, relation_name="on")]))  # 6 + 4 > 8 px
-    (f,) = check_paper_inputs({"aro_vg_relation": str(rel), "aro_images": str(data / "aro" / "images")})[:1]
+    (f,) = check_real_inputs({"aro_vg_relation": str(rel), "aro_images": str(data / "aro" / "images")})[:1]
     assert f.status == "malformed" and "lies outside image a.jpg of size 8x8" in f.detail
 
 
 def test_main_prints_one_line_per_problem_and_exits_1(data, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("VLCOMP_DATA", str(data))
     params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"profile": "paper", "paper_inputs": {
+    params.write_text(yaml.safe_dump({"profile": "real", "real_inputs": {
         "aro_vg_relation": "$VLCOMP_DATA/aro/visual_genome_relation.json",
         "aro_vg_attribution": "$VLCOMP_DATA/aro/visual_genome_attribution.json",
         "sugarcrepe_dir": "$VLCOMP_DATA/nope"}}))
     assert main(["--params", str(params)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("malformed aro_vg_attribution:") and lines[1].startswith("missing   sugarcrepe_dir:")
-    # a full paper-profile params file: its fine-tuning inputs (world.splits, model) are checked too
+    # a full real-profile params file: its fine-tuning inputs (world.splits, clip) are checked too
     assert any(ln.startswith("missing   world.splits:") for ln in lines)
-    assert any(ln.startswith("malformed model:") and "missing key 'model'" in ln for ln in lines)
-    assert lines[-1] == "doctor (paper): 1 fine, 4 problem(s)"
-    params.write_text(yaml.safe_dump({"profile": "paper"}))
+    assert any(ln.startswith("malformed clip:") and "missing key 'clip'" in ln for ln in lines)
+    assert lines[-1] == "doctor (real): 1 fine, 4 problem(s)"
+    params.write_text(yaml.safe_dump({"profile": "real"}))
     assert main(["--params", str(params)]) == 1
-    assert "no `paper_inputs` mapping" in capsys.readouterr().out
+    assert "no `real_inputs` mapping" in capsys.readouterr().out
 
 
 def test_repository_params_name_only_known_inputs():
-    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "profiles" / "paper.yaml").read_text())
+    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "profiles" / "real.yaml").read_text())
     from vlcomp.doctor import MAPPING_KEYS, OPTION_KEYS
 
-    paths = {k: "" for k in params["paper_inputs"] if k not in OPTION_KEYS | MAPPING_KEYS}
-    findings = check_paper_inputs(paths)
+    paths = {k: "" for k in params["real_inputs"] if k not in OPTION_KEYS | MAPPING_KEYS}
+    findings = check_real_inputs(paths)
     assert {f.status for f in findings} == {"skipped"}
 
 
 def test_new_inputs_and_models_are_checked(tmp_path, monkeypatch):
     """Settings pass through, folder mappings are checked entry by entry, and each model spec is validated and
     its files looked for (without loading weights)."""
-    from vlcomp.doctor import check_paper_models
+    from vlcomp.doctor import check_released_models
 
     (tmp_path / "v7w").mkdir()
-    findings = check_paper_inputs({"order_seeds": 5, "valse_images": {"visual7w": str(tmp_path / "v7w"),
+    findings = check_real_inputs({"order_seeds": 5, "valse_images": {"visual7w": str(tmp_path / "v7w"),
                                                                       "swig": str(tmp_path / "nope")},
                                    "vlchecklist_files": {"vg_color": {"annotations": "", "images": str(tmp_path)}}})
     got = {f.item: f.status for f in findings}
@@ -117,15 +117,15 @@ def test_new_inputs_and_models_are_checked(tmp_path, monkeypatch):
                    "vlchecklist_files.vg_color.annotations": "skipped", "vlchecklist_files.vg_color.images": "ok"}
     monkeypatch.setenv("VLCOMP_CHECKPOINTS", str(tmp_path))
     (tmp_path / "negclip.pth").write_bytes(b"x")
-    params = {"paper_models": {
+    params = {"released_models": {
         "negclip": {"family": "openclip", "arch": "ViT-B-32", "weights": "$VLCOMP_CHECKPOINTS/negclip.pth",
                     "openai_derived": True},
         "ceclip": {"family": "openclip", "arch": "ViT-B-32", "weights": "$VLCOMP_CHECKPOINTS/ce.pt",
                    "openai_derived": True},
         "bad": {"family": "nosuch"}},
-        "paper_evaluate": {"models": ["negclip", "ceclip", "bad", "absent"]}}
-    got = {f.item: (f.status, f.detail) for f in check_paper_models(params)}
-    assert got["paper_models.negclip"][0] == "ok"
-    assert got["paper_models.ceclip"][0] == "missing" and "ce.pt" in got["paper_models.ceclip"][1]
-    assert got["paper_models.bad"][0] == "malformed" and "nosuch" in got["paper_models.bad"][1]
-    assert got["paper_models.absent"][0] == "missing"
+        "real_evaluate": {"models": ["negclip", "ceclip", "bad", "absent"]}}
+    got = {f.item: (f.status, f.detail) for f in check_released_models(params)}
+    assert got["released_models.negclip"][0] == "ok"
+    assert got["released_models.ceclip"][0] == "missing" and "ce.pt" in got["released_models.ceclip"][1]
+    assert got["released_models.bad"][0] == "malformed" and "nosuch" in got["released_models.bad"][1]
+    assert got["released_models.absent"][0] == "missing"

@@ -143,8 +143,8 @@ def test_smoke_pipeline(tmp_path):
             stages.add(run.data.tags["dvc_stage"])
     assert {"world", "pretrain@b0", "pretrain@b1", "mine@negclip-b1", "select_lr@negclip-b0", "finetune@negclip-b1s0",
             "benchmarks", "evaluate_base@b0", "evaluate_base@b1", "evaluate@negclip-b0s0", "report@aro",
-            "summary@clip", "summary@clip_ft", "summary@negclip", "train_mlm", "generate@tsvlc_rb",
-            "generate@tsvlc_unmask", "generate@tsvlc_mix", "generate@tsvlc_analogy", "select_lr@tsvlc_lora-b0",
+            "summary@clip", "summary@clip_ft", "summary@negclip", "train_mlm", "mine@tsvlc_rb",
+            "mine@tsvlc_unmask", "mine@tsvlc_mix", "mine@tsvlc_analogy", "select_lr@tsvlc_lora-b0",
             "finetune@tsvlc_combined-b0s0", "evaluate@tsvlc_combined-b0s0"} <= stages
 
     # TSVLC's generators wrote their outputs; the Combined run read its negatives from one, positives from another

@@ -1,6 +1,6 @@
 """The pipeline files' code deps follow each profile's import graph (vlcomp.dag, scripts/stage_deps.py): every module a stage reaches in
 a profile is a declared dependency with ``${profile}`` set to it, no declared source path goes unused, only the
-stage scripts import a profile package, and DVC itself resolves the toy profile's deps to no paper-only code."""
+stage scripts import a profile package, and DVC itself resolves the toy profile's deps to no real-profile-only code."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_every_declared_code_path_is_used(stage: str) -> None:
             unused = [p for p, g in graphs.items() if not any(covered(f, [dep.replace("${profile}", p)]) for f in g)]
             assert not unused, f"dvc.yaml stage {stage}: {dep} reaches no module in the {unused} profile"
             continue
-        assert "profiles/toy" not in dep and "profiles/paper" not in dep, \
+        assert "profiles/toy" not in dep and "profiles/real" not in dep, \
             f"dvc.yaml stage {stage}: {dep}: name a profile's code through {SLOT}[/...], so the other profile skips it"
         assert any(covered(f, [dep]) for g in graphs.values() for f in g), \
             f"dvc.yaml stage {stage}: {dep} is listed but no profile's import graph reaches it"
@@ -97,7 +97,7 @@ def test_dvc_resolves_the_profile_slot_to_the_active_profile() -> None:
     with Repo(str(REPO)) as repo:
         deps = {str(Path(d.def_path)) for st in repo.index.stages for d in st.deps}
     assert "src/vlcomp/profiles/toy" in deps  # params.yaml is the toy profile
-    assert not any(d.startswith("src/vlcomp/profiles/paper") for d in deps)
+    assert not any(d.startswith("src/vlcomp/profiles/real") for d in deps)
 
 
 def test_the_pipeline_files_are_the_generated_ones() -> None:

@@ -92,7 +92,7 @@ def test_vocab_fits_the_model_configs(name: str) -> None:
 
 
 def test_context_length_is_validated() -> None:
-    with pytest.raises(ValueError, match=r"model\.context_length=2"):
+    with pytest.raises(ValueError, match=r"clip\.context_length=2"):
         WorldTokenizer(2)
     assert WorldTokenizer(3)("a b c").tolist() == [[2, TOK.ids["a"], TOK.EOT]]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-PROFILES = ("toy", "paper")
+PROFILES = ("toy", "real")
 
 
 def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
@@ -27,9 +27,47 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     if not isinstance(params, dict):
         raise ValueError(f"{path}: expected a mapping at the top level")
     profile = params.get("profile", "toy")
+    if profile in RENAMED_PROFILES:
+        raise ValueError(f"{path}: profile {profile!r} was renamed {RENAMED_PROFILES[profile]!r}; rename it "
+                         "(docs/pipeline.md, Names)")
     if profile not in PROFILES:
         raise ValueError(f"profile={profile!r}: must be one of {', '.join(PROFILES)}")
+    check_renamed(params, str(path))
     return params
+
+
+#: Params keys that were renamed so that each name has one meaning (docs/pipeline.md "Names"): ``(old, new)``
+#: dotted paths, ``*`` matching any one key. A params file or layer that still names an old key is an error naming
+#: its new name, never silently ignored.
+RENAMED_KEYS: tuple[tuple[str, str], ...] = (
+    ("base.seed", "root_seed"),          # "base" is a base model everywhere else
+    ("generating", "mining"),            # one stage name: every mined dataset is a mine@ run
+    ("model", "clip"),                   # "model" is an evaluated or trained model; this is the CLIP spec
+    ("methods.*.model", "methods.*.tuning"),  # the frozen parts and LoRA adapters of a method's fine-tuning
+    ("bases.*.model", "bases.*.family"),  # which base_models family a base is
+    ("paper_inputs", "real_inputs"),     # "paper" is a publication; the profile of real data is `real`
+    ("paper_models", "released_models"),
+    ("paper_evaluate", "real_evaluate"),
+)
+#: Profiles that were renamed: ``{old: new}``.
+RENAMED_PROFILES = {"paper": "real"}
+
+
+def check_renamed(params: Any, where: str = "params") -> None:
+    """Raise ``ValueError`` naming the new key when ``params`` (a params file or layer) uses a renamed one
+    (:data:`RENAMED_KEYS`)."""
+    def found(node: Any, parts: list[str], walked: list[str]) -> list[str]:
+        if not parts:
+            return [".".join(walked)]
+        if not isinstance(node, dict):
+            return []
+        keys = list(node) if parts[0] == "*" else [parts[0]] if parts[0] in node else []
+        return [hit for k in keys for hit in found(node[k], parts[1:], [*walked, str(k)])]
+
+    for old, new in RENAMED_KEYS:
+        for hit in found(params, old.split("."), []):
+            renamed = ".".join(hit.split(".")[i] if p == "*" else p for i, p in enumerate(new.split(".")))
+            raise ValueError(f"{where}: key {hit!r} was renamed {renamed!r}; rename it (docs/pipeline.md, Names)")
 
 
 def section(params: dict[str, Any], dotted: str) -> Any:
@@ -76,7 +114,7 @@ def positive(value: Any, name: str, *, integer: bool = False) -> Any:
 
 
 #: Where the profile layers live: ``common.yaml`` (every section both profiles share) and one overlay per
-#: profile (``toy.yaml``, ``paper.yaml``) holding only what differs.
+#: profile (``toy.yaml``, ``real.yaml``) holding only what differs.
 PROFILE_DIR = "profiles"
 COMMON_LAYER = "common"
 
@@ -94,6 +132,7 @@ def read_layer(path: str | Path) -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top level")
+    check_renamed(data, str(path))
     return data
 
 
@@ -130,50 +169,65 @@ def _method_seeds(values: Any, what: str) -> tuple[list[int], str]:
     return _seed_list(values, what), "all"
 
 
+def method_paper(params: dict[str, Any], method: str) -> str:
+    """The paper a method belongs to: ``methods.<m>.paper``, required (its stages live under ``pipelines/<paper>/``,
+    its rows in that paper's report); a method without one is an error naming it."""
+    spec = (params.get("methods") or {}).get(method)
+    if spec is None:
+        raise ValueError(f"params: unknown method {method!r}")
+    paper = (spec or {}).get("paper")
+    if not paper:
+        raise ValueError(f"params: methods.{method}.paper is not set: every method names the paper it belongs to "
+                         "(its pipeline file, its report)")
+    return str(paper)
+
+
 def base_name(seed: int) -> str:
     """The chain name of a base seed (``b0``)."""
     return f"b{seed}"
 
 
 BASE_MODEL_KEYS = ("arch", "weights", "loss", "benchmarks", "stands_for")
-"""Keys of ``base_models.<kind>``: the architecture (a registered toy config or an open_clip name; default
-``model.arch``), its released weights (the paper profile: an open_clip tag or a state-dict file, resolved by
-``pretrain@<kind>-b<k>``; never ``model.weights``, which belong to another model; the toy profile pretrains it and
-gives none), the pretraining loss (a name of ``vlcomp.losses.LOSSES``; default ``clip``), the benchmarks its
-evaluation scores (default ``evaluate.benchmarks``) and what it stands for."""
+"""Keys of ``base_models.<family>`` (a family of base model: a base other than the chain's default CLIP, e.g. ``vit``,
+``cyclip``): the architecture (a registered toy config or an open_clip name; default ``clip.arch``), its released
+weights (the real profile: an open_clip tag or a state-dict file, resolved by ``pretrain@<family>-b<k>``; never
+``clip.weights``, which belong to another model; the toy profile pretrains it and gives none), the pretraining loss
+(a name of ``vlcomp.losses.LOSSES``; default ``clip``), the benchmarks its evaluation scores (default
+``evaluate.benchmarks``) and what it stands for."""
 
 
-def base_key(kind: str | None, chain: str) -> str:
-    """The base of chain ``chain`` (``b0``) for base model ``kind``: the chain itself for the default base (``model``
-    pretrained with the CLIP loss), ``<kind>-<chain>`` for another (``vit-b0``)."""
-    return chain if kind is None else f"{kind}-{chain}"
+def base_key(family: str | None, chain: str) -> str:
+    """The base of chain ``chain`` (``b0``) of the base-model family ``family``: the chain itself for the default base
+    (``clip`` pretrained with the CLIP loss), ``<family>-<chain>`` for another (``vit-b0``)."""
+    return chain if family is None else f"{family}-{chain}"
 
 
 def _base_models(params: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    kinds = params.get("base_models") or {}
-    if not isinstance(kinds, dict):
-        raise ValueError(f"params: base_models={kinds!r} must map a name to {{{', '.join(BASE_MODEL_KEYS)}}}")
-    for kind, values in kinds.items():
+    families = params.get("base_models") or {}
+    if not isinstance(families, dict):
+        raise ValueError(f"params: base_models={families!r} must map a family to {{{', '.join(BASE_MODEL_KEYS)}}}")
+    for family, values in families.items():
         if not isinstance(values, dict):
-            raise ValueError(f"params: base_models.{kind}={values!r} must be a mapping ({', '.join(BASE_MODEL_KEYS)})")
+            raise ValueError(f"params: base_models.{family}={values!r} must be a mapping ({', '.join(BASE_MODEL_KEYS)})")
         unknown = sorted(set(values) - set(BASE_MODEL_KEYS))
         if unknown:
-            raise ValueError(f"params: base_models.{kind}: unknown key(s) {unknown}; known: {', '.join(BASE_MODEL_KEYS)}")
-        if not str(kind).replace("_", "").isalnum() or str(kind)[:1] == "b" and str(kind)[1:].isdigit():
-            raise ValueError(f"params: base_models.{kind}: a name must be alphanumeric and not look like a chain (b<k>)")
-    return kinds
+            raise ValueError(f"params: base_models.{family}: unknown key(s) {unknown}; known: {', '.join(BASE_MODEL_KEYS)}")
+        if not str(family).replace("_", "").isalnum() or str(family)[:1] == "b" and str(family)[1:].isdigit():
+            raise ValueError(f"params: base_models.{family}: a name must be alphanumeric and not look like a chain (b<k>)")
+    return families
 
 
 def base_method(params: dict[str, Any], base: str) -> str:
-    """The method name of base ``base``'s evaluated model: :data:`BASE_METHOD` for a chain's default base, ``clip_<kind>``
-    for another base model (``clip_vit``, ``clip_cyclip``), so a report's CLIP rows aggregate the default bases only."""
-    return base_model_method(((params.get("bases") or {}).get(base) or {}).get("model"))
+    """The method name of base ``base``'s evaluated model: :data:`BASE_METHOD` for a chain's default base,
+    ``clip_<family>`` for another family (``clip_vit``, ``clip_cyclip``), so a report's CLIP rows aggregate the default
+    bases only."""
+    return base_model_method(((params.get("bases") or {}).get(base) or {}).get("family"))
 
 
-def base_model_method(kind: str | None) -> str:
-    """The method of base model ``kind``'s un-fine-tuned evaluations (:func:`base_method`'s naming, by kind):
-    :data:`BASE_METHOD` for the default base (``kind`` None), ``clip_<kind>`` for another."""
-    return f"{BASE_METHOD}_{kind}" if kind else BASE_METHOD
+def base_model_method(family: str | None) -> str:
+    """The method of the un-fine-tuned evaluations of base-model family ``family`` (:func:`base_method`'s naming):
+    :data:`BASE_METHOD` for the default base (``family`` None), ``clip_<family>`` for another."""
+    return f"{BASE_METHOD}_{family}" if family else BASE_METHOD
 
 
 def base_model_name(base: str) -> str:
@@ -184,8 +238,13 @@ def base_model_name(base: str) -> str:
 MLM_DIR = "models/mlm"
 """The ``train_mlm`` stage's output: the small masked LM the unmasking generators fill with."""
 NO_MODEL_DIR = "data/world"
-"""What a ``generate@`` run that reads no model names as its model dependency (a stage's dependency list has a
-fixed shape under DVC's ``foreach``; ``data/world`` is a dependency of every such run anyway)."""
+"""The ``input`` of a ``mine@`` run whose generator reads neither a base model nor the masked LM (a stage's dependency
+list has a fixed shape under DVC's ``foreach``; ``data/world`` is a dependency of every such run anyway)."""
+
+
+def base_dir(base: str) -> str:
+    """The ``pretrain@<base>`` output a run of chain base ``base`` reads (``models/base/<base>``)."""
+    return f"models/base/{base}"
 
 
 def registered_generator(mine: dict[str, Any], name: str) -> str:
@@ -247,16 +306,16 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
     dvc.yaml's ``foreach`` stages iterate over them (DVC cannot compute a product itself):
 
     - ``bases``: one chain per base seed, ``b<k>: {seed: k}``: ``pretrain@b<k>`` (the base model),
-      ``evaluate_base@b<k>`` (model ``clip-b<k>``); and, on the chains where a method with ``base_model: <kind>``
-      runs, that other base model, ``<kind>-b<k>: {seed: k, model: <kind>, arch?, loss?}`` (``base_models.<kind>``:
-      TSVLC's ViT-B/16 and CyCLIP rows);
+      ``evaluate_base@b<k>`` (model ``clip-b<k>``); and, on the chains where a method with ``base_model: <family>``
+      runs, that family's base model, ``<family>-b<k>: {seed: k, family: <family>, arch?, loss?}``
+      (``base_models.<family>``: TSVLC's ViT-B/16 and CyCLIP rows);
     - ``parsing``: ``<split>: {mined_by: [generator, ...]}`` per split a generator of ``mine`` reads (``parse@<split>``:
       its captions parsed with spaCy once, for every chain);
-    - ``mining``: ``<generator>-b<k>: {generator, base, split}`` per generator of ``mine`` that reads the base model
-      (NegCLIP's hard images) and chain (``mine@...``);
-    - ``generating``: ``<generator>: {generator, split, model}`` per generator that reads no base model (TSVLC's text
-      generators: ``generate@<generator>``, once for every chain; ``model``: the folder it reads, :data:`MLM_DIR` or
-      :data:`NO_MODEL_DIR`);
+    - ``mining``: the runs of the ``mine@<key>`` stages, each ``{generator, split, input[, base]}`` (``input``: the
+      folder the generator reads besides the world): ``<generator>-b<k>`` with ``base: b<k>`` and ``input:
+      models/base/b<k>`` per chain for a generator of ``mine`` that reads the base model (NegCLIP's hard images),
+      ``<generator>`` once for every chain for one that reads no base model (TSVLC's text generators; ``input``
+      :data:`MLM_DIR` or :data:`NO_MODEL_DIR`);
     - ``selections``: ``<method>-b<k>: {method, base, generator, mined, mined_positives}`` (``select_lr@...``: a learning-rate sweep
       on chain ``b<k>``'s base and mined data). ``lr_selection`` says on which chains: ``first_chain`` (the
       default) sweeps once per method, on the chain of the first base seed, and every chain fine-tunes at that
@@ -281,11 +340,10 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"params: seeds={seeds!r} must map each method to its list of fine-tuning seeds")
     base_seeds = _seed_list(params.get("base_seeds", [0]), "base_seeds")
     bases = {base_name(k): {"seed": k} for k in base_seeds}
-    kinds = _base_models(params)
+    families = _base_models(params)
     methods = params.get("methods") or {}
     mine = params.get("mine") or {}
     mining: dict[str, Any] = {}
-    generating: dict[str, Any] = {}
     parsing: dict[str, Any] = {}
     for g in mine:
         split = (mine[g] or {}).get("split")
@@ -294,9 +352,9 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
         parsing.setdefault(split, {"mined_by": []})["mined_by"].append(g)
         reads = generator_reads(registered_generator(mine, g))
         if reads == "base":
-            mining.update({f"{g}-{b}": {"generator": g, "base": b, "split": split} for b in bases})
+            mining.update({f"{g}-{b}": {"generator": g, "base": b, "split": split, "input": base_dir(b)} for b in bases})
         else:
-            generating[g] = {"generator": g, "split": split, "model": MLM_DIR if reads == "mlm" else NO_MODEL_DIR}
+            mining[g] = {"generator": g, "split": split, "input": MLM_DIR if reads == "mlm" else NO_MODEL_DIR}
     rule = params.get("lr_selection", "first_chain")
     if rule not in LR_SELECTION_RULES:
         raise ValueError(f"params: lr_selection={rule!r} must be one of {', '.join(LR_SELECTION_RULES)}")
@@ -316,24 +374,25 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"params: methods.{method}.positives_from={other!r} has no mine.{other} section")
         return other
 
-    def kind_of(method: str) -> str | None:
-        kind = (methods[method] or {}).get("base_model")
-        if kind is not None and kind not in kinds:
-            raise ValueError(f"params: methods.{method}.base_model={kind!r} is not a key of base_models "
-                             f"({', '.join(kinds) or 'none'})")
-        return kind
+    def family_of(method: str) -> str | None:
+        family = (methods[method] or {}).get("base_model")
+        if family is not None and family not in families:
+            raise ValueError(f"params: methods.{method}.base_model={family!r} is not a family of base_models "
+                             f"({', '.join(families) or 'none'})")
+        return family
 
     def base_of(method: str, chain: str) -> str:
         """The base ``method`` starts from on ``chain``, added to ``bases`` (and its per-chain mined data to
-        ``mining``) when it is another base model's."""
-        kind = kind_of(method)
-        key = base_key(kind, chain)
+        ``mining``) when it is another family's base model."""
+        family = family_of(method)
+        key = base_key(family, chain)
         if key not in bases:
-            bases[key] = {"seed": bases[chain]["seed"], "model": kind,
-                          **{k: v for k, v in kinds[kind].items() if k != "stands_for"}}
+            bases[key] = {"seed": bases[chain]["seed"], "family": family,
+                          **{k: v for k, v in families[family].items() if k != "stands_for"}}
         for g in filter(None, ((methods[method] or {}).get("generator"), (methods[method] or {}).get("positives_from"))):
             if g in mine and generator_reads(registered_generator(mine, g)) == "base":
-                mining.setdefault(f"{g}-{key}", {"generator": g, "base": key, "split": mine[g]["split"]})
+                mining.setdefault(f"{g}-{key}", {"generator": g, "base": key, "split": mine[g]["split"],
+                                                 "input": base_dir(key)})
         return key
 
     selections: dict[str, Any] = {}
@@ -366,21 +425,21 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
                     "selection": f"{swept_method}-{swept}",
                     "benchmarks": chain_benchmarks((methods[method] or {}).get("benchmarks"), chain == first,
                                                    f"methods.{method}.benchmarks")}
-    return {**params, "bases": bases, "parsing": parsing, "mining": mining, "generating": generating,
-            "selections": selections, "variants": variants}
+    return {**params, "bases": bases, "parsing": parsing, "mining": mining, "selections": selections,
+            "variants": variants}
 
 
 def chain_seed(params: dict[str, Any], base: str) -> int:
-    """The root seed of chain ``base`` (``b<k>``): derived from ``base.seed`` and the chain's base seed, so every
+    """The seed of chain ``base`` (``b<k>``): derived from ``root_seed`` and the chain's base seed, so every
     stage of the chain (pretraining, mining, LR selection, fine-tuning) draws its own stream from it."""
     from .seeding import derive_seed
 
     bases = section(params, "bases")
     if base not in bases:
         raise ValueError(f"params: unknown base {base!r}; bases: {', '.join(bases) or 'none'}")
-    kind = bases[base].get("model")
-    return derive_seed(section(params, "base.seed"), "base", section(params, f"bases.{base}.seed"),
-                       *([kind] if kind else []))
+    family = bases[base].get("family")
+    return derive_seed(section(params, "root_seed"), "base", section(params, f"bases.{base}.seed"),
+                       *([family] if family else []))
 
 
 def resolve_layers(*layers: dict[str, Any]) -> dict[str, Any]:
@@ -388,6 +447,7 @@ def resolve_layers(*layers: dict[str, Any]) -> dict[str, Any]:
     ``selections``, ``variants``: :func:`derive_variants`). Idempotent on a resolved params file."""
     params: dict[str, Any] = {}
     for layer in layers:
+        check_renamed(layer, "params layer")
         params = merge_overlay(params, layer)
     return derive_variants(params)
 
@@ -395,6 +455,8 @@ def resolve_layers(*layers: dict[str, Any]) -> dict[str, Any]:
 def profile_params(name: str, root: str | Path = ".", *overlays: dict[str, Any]) -> dict[str, Any]:
     """The resolved params of profile ``name``: ``profiles/common.yaml`` + ``profiles/<name>.yaml`` (+ overlays,
     e.g. the smoke sizes). This is what ``python -m vlcomp.profiles <name>`` writes to ``params.yaml``."""
+    if name in RENAMED_PROFILES:
+        raise ValueError(f"profile {name!r} was renamed {RENAMED_PROFILES[name]!r}")
     if name not in PROFILES:
         raise ValueError(f"profile {name!r}: must be one of {', '.join(PROFILES)}")
     folder = Path(root) / PROFILE_DIR
@@ -426,8 +488,8 @@ def merge_overlay(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, An
 
 
 def expand_path(value: str, what: str = "", *, strict: bool = True) -> str:
-    """``$VAR`` / ``${VAR}`` and ``~`` expanded: the one expander of every path in params (``paper_inputs``,
-    ``model.weights``, ``paper_models``, ``$VLCOMP_DATA`` ...). With ``strict`` a variable left unset is an error
+    """``$VAR`` / ``${VAR}`` and ``~`` expanded: the one expander of every path in params (``real_inputs``,
+    ``clip.weights``, ``released_models``, ``$VLCOMP_DATA`` ...). With ``strict`` a variable left unset is an error
     naming ``what`` (the parameter); without it the unexpanded text stays, so the loader's "not found" names it."""
     import os
 

@@ -2,10 +2,10 @@
 is present and well-formed. Prints one line per missing or malformed item (and ``ok`` lines with ``-v``);
 exits 1 if anything is wrong.
 
-The paper profile's inputs are its caption files (``world.splits``), its base weights (``model``, ``base_models``),
+The real profile's inputs are its caption files (``world.splits``), its base weights (``model``, ``base_models``),
 the models and files TSVLC's generators read (``mlm.model``, ``mine.<g>.model`` / ``positives``), the released
-benchmark files (``paper_inputs``) and checkpoints (``paper_models``), in the paper profile (``params.yaml`` once
-it is the active profile; ``--profile paper`` resolves ``profiles/common.yaml`` + ``profiles/paper.yaml`` when
+benchmark files (``real_inputs``) and checkpoints (``released_models``), in the real profile (``params.yaml`` once
+it is the active profile; ``--profile real`` resolves ``profiles/common.yaml`` + ``profiles/real.yaml`` when
 params.yaml is the toy one). Paths may use environment variables (``$VLCOMP_DATA``, ``$VLCOMP_CHECKPOINTS``), which are expanded here. An input whose path is empty
 or ``null`` is skipped as "not configured". Each file is read with the loader the pipeline uses, so a file
 that passes the doctor also loads; image folders are checked for every image the annotations name (existence)
@@ -42,7 +42,7 @@ def expand(value: str | None) -> Path | None:
 
 
 # ----------------------------------------------------------------------------------------------- validators
-# Each takes the expanded path and the whole ``paper_inputs`` mapping; returns a short description of what it
+# Each takes the expanded path and the whole ``real_inputs`` mapping; returns a short description of what it
 # found, or raises (ValueError / FileNotFoundError) with a message naming the file and record.
 
 
@@ -149,10 +149,10 @@ def _locate(label: str, raw: object) -> tuple[Path | None, Finding | None]:
     return path, (Finding(label, "skipped", "not configured") if path is None else None)
 
 
-#: ``paper_inputs`` keys that are settings, not paths (read by vlcomp.benchmarks).
+#: ``real_inputs`` keys that are settings, not paths (read by vlcomp.benchmarks).
 OPTION_KEYS = frozenset({"order_seeds", "ccneg_split", "ccneg_n_eval", "sugarcrepe_categories",
                          "valse_instruments", "aro_box_tolerance_px", "spacy_model", "crepe_complexities"})
-#: ``paper_inputs`` keys holding a mapping of folders / files.
+#: ``real_inputs`` keys holding a mapping of folders / files.
 MAPPING_KEYS = frozenset({"valse_images", "vlchecklist_files", "crepe_images"})
 
 def _crepe(path: Path, inputs: dict) -> str:
@@ -184,7 +184,7 @@ VALIDATORS: dict[str, Callable[[Path, dict], str]] = {
 CHECKPOINT_PREFIX = "checkpoint_"
 
 
-def check_paper_inputs(inputs: dict) -> list[Finding]:
+def check_real_inputs(inputs: dict) -> list[Finding]:
     out = []
     for key, value in inputs.items():
         if key in OPTION_KEYS:
@@ -214,19 +214,19 @@ def check_paper_inputs(inputs: dict) -> list[Finding]:
     return out
 
 
-def check_paper_models(params: dict) -> list[Finding]:
-    """Every model ``paper_evaluate.models`` names: a valid ``paper_models`` spec whose files exist (weights are
+def check_released_models(params: dict) -> list[Finding]:
+    """Every model ``real_evaluate.models`` names: a valid ``released_models`` spec whose files exist (weights are
     not loaded here: that costs minutes per model; the spec, the files and their existence are what fail)."""
     from .models.weights import is_file_ref
-    from .profiles.paper.zoo import check_spec
+    from .profiles.real.zoo import check_spec
 
-    models = params.get("paper_models") or {}
-    names = (params.get("paper_evaluate") or {}).get("models") or list(models)
+    models = params.get("released_models") or {}
+    names = (params.get("real_evaluate") or {}).get("models") or list(models)
     out = []
     for name in names:
-        label = f"paper_models.{name}"
+        label = f"released_models.{name}"
         if name not in models:
-            out.append(Finding(label, "missing", "named in paper_evaluate.models but has no spec"))
+            out.append(Finding(label, "missing", "named in real_evaluate.models but has no spec"))
             continue
         try:
             _, spec = check_spec(name, models[name])
@@ -242,19 +242,19 @@ def check_paper_models(params: dict) -> list[Finding]:
     return out
 
 
-def check_paper_pipeline(params: dict) -> list[Finding]:
-    """The fine-tuning side of the paper profile: each ``world.splits`` caption file (read with the world stage's
+def check_real_pipeline(params: dict) -> list[Finding]:
+    """The fine-tuning side of the real profile: each ``world.splits`` caption file (read with the world stage's
     reader) with every image it names, and the base model (``model``: QuickGELU rule, weights file present)."""
     out = []
     splits = (params.get("world") or {}).get("splits") or {}
     if not isinstance(splits, dict) or not splits:
-        out.append(Finding("world.splits", "missing", "no caption file to index (paper profile)"))
+        out.append(Finding("world.splits", "missing", "no caption file to index (real profile)"))
     for name, spec in splits.items() if isinstance(splits, dict) else []:
         label = f"world.splits.{name}"
         try:
-            from .profiles.paper.world import paper_world_configs, read_split
+            from .profiles.real.world import read_split, real_world_configs
 
-            _, specs = paper_world_configs({"splits": {name: spec}})
+            _, specs = real_world_configs({"splits": {name: spec}})
             s = specs[name]
             for key, value in (("annotations", s.annotations), ("images", s.images)):
                 if "$" in value:
@@ -267,19 +267,19 @@ def check_paper_pipeline(params: dict) -> list[Finding]:
             out.append(Finding(label, "malformed", str(e)))
     try:
         from .models.weights import is_file_ref
-        from .profiles.paper.pretrain import check_base_spec
+        from .profiles.real.pretrain import check_base_spec
         from .train.recipes import model_spec
 
         spec = model_spec(params)
-        weights = expand_path(spec.weights or "", "model.weights", strict=False)
+        weights = expand_path(spec.weights or "", "clip.weights", strict=False)
         check_base_spec(spec)
         if weights and is_file_ref(weights) and not Path(weights).is_file():
-            out.append(Finding("model", "missing", f"weights file {weights} not found"))
+            out.append(Finding("clip", "missing", f"weights file {weights} not found"))
         else:
             where = "file" if weights and is_file_ref(weights) else "open_clip tag, read from the local cache"
-            out.append(Finding("model", "ok", f"{spec.arch} + {spec.weights} ({where})"))
+            out.append(Finding("clip", "ok", f"{spec.arch} + {spec.weights} ({where})"))
     except ValueError as e:
-        out.append(Finding("model", "malformed", str(e)))
+        out.append(Finding("clip", "malformed", str(e)))
     return out
 
 
@@ -298,10 +298,10 @@ def hf_model_present(name: str) -> bool:
         return False
 
 
-def check_paper_models_used(params: dict) -> list[Finding]:
+def check_real_models_used(params: dict) -> list[Finding]:
     """The models and files TSVLC's stages read besides the caption files: the masked LM (``mlm.model``), each
     generator's causal LM (``mine.<g>.model``) or released positives (``mine.<g>.positives``), and every base
-    model's released weights (``base_models.<kind>``: the tag rule, a weights file present)."""
+    model's released weights (``base_models.<family>``: the tag rule, a weights file present)."""
     out = []
     name = (params.get("mlm") or {}).get("model")
     if name:
@@ -321,26 +321,26 @@ def check_paper_models_used(params: dict) -> list[Finding]:
                        Finding(f"mine.{g}.positives", "missing", f"{folder}: no folder of <image>.json positives"))
     from .models.factory import ModelSpec
     from .models.weights import is_file_ref
-    from .profiles.paper.pretrain import check_base_spec
+    from .profiles.real.pretrain import check_base_spec
 
-    model = params.get("model") or {}
-    for kind, spec in (params.get("base_models") or {}).items():
-        label = f"base_models.{kind}"
+    clip = params.get("clip") or {}
+    for family, spec in (params.get("base_models") or {}).items():
+        label = f"base_models.{family}"
         weights = (spec or {}).get("weights")
         if not weights:
-            out.append(Finding(label, "missing", "no weights: the paper profile resolves each base model's released "
+            out.append(Finding(label, "missing", "no weights: the real profile resolves each base model's released "
                                                  "weights"))
             continue
         weights = expand_path(weights, f"{label}.weights", strict=False)
         try:
-            check_base_spec(ModelSpec(spec.get("arch") or model.get("arch"), weights), label)
+            check_base_spec(ModelSpec(spec.get("arch") or clip.get("arch"), weights), label)
         except ValueError as e:
             out.append(Finding(label, "malformed", str(e)))
             continue
         if is_file_ref(weights) and not Path(weights).is_file():
             out.append(Finding(label, "missing", f"weights file {weights} not found"))
         else:
-            out.append(Finding(label, "ok", f"{spec.get('arch') or model.get('arch')} + {weights}"))
+            out.append(Finding(label, "ok", f"{spec.get('arch') or clip.get('arch')} + {weights}"))
     return out
 
 
@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", help="params file (default: params.yaml, or the resolved profiles/common.yaml + "
                                      "profiles/<profile>.yaml when --profile names another profile than params.yaml's)")
-    p.add_argument("--profile", choices=("toy", "paper"), help="default: params.yaml's `profile`")
+    p.add_argument("--profile", choices=("toy", "real"), help="default: params.yaml's `profile`")
     p.add_argument("-v", "--verbose", action="store_true", help="also print the items that are fine")
     args = p.parse_args(argv)
     path = Path(args.params or "params.yaml")
@@ -388,14 +388,14 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             print(f"malformed params: {e}")
             return 1
-    if profile == "paper":
-        inputs = params.get("paper_inputs")
+    if profile == "real":
+        inputs = params.get("real_inputs")
         if not isinstance(inputs, dict) or not inputs:
-            print(f"malformed params: {path} has no `paper_inputs` mapping")
+            print(f"malformed params: {path} has no `real_inputs` mapping")
             return 1
-        findings = check_paper_inputs(inputs) + check_paper_models(params)
-        if params.get("profile") == "paper":  # a full paper-profile params file: the fine-tuning inputs too
-            findings += check_paper_pipeline(params) + check_paper_models_used(params)
+        findings = check_real_inputs(inputs) + check_released_models(params)
+        if params.get("profile") == "real":  # a full real-profile params file: the fine-tuning inputs too
+            findings += check_real_pipeline(params) + check_real_models_used(params)
     else:
         findings = check_toy(params)
     bad = [f for f in findings if f.status in ("missing", "malformed")]

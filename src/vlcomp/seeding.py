@@ -1,4 +1,4 @@
-"""Injected randomness: every consumer derives its own generator from ``base.seed`` and a stable name."""
+"""Injected randomness: every consumer derives its own generator from ``root_seed`` and a stable name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixtures in the released formats (written to tmp dirs) and small scorers for the paper-profile engine tests.
+"""Fixtures in the released formats (written to tmp dirs) and small scorers for the real-profile engine tests.
 
 - :class:`LookupScorer` - a dual scorer whose scores are a hand-written table ``s(image id, caption)``: an
   image's id is read from its pixels (solid-colour regions, so a VG crop has the id of its region), image

@@ -1,13 +1,13 @@
-"""The paper profile end to end through plain `dvc repro`, on fixtures in the published formats.
+"""The real profile end to end through plain `dvc repro`, on fixtures in the published formats.
 
-The workspace's params.yaml is the paper profile (``profiles/common.yaml`` + ``profiles/paper.yaml``) with only
+The workspace's params.yaml is the real profile (``profiles/common.yaml`` + ``profiles/real.yaml``) with only
 paths and sizes changed: Karpathy caption files in BLIP's two layouts (train: one record per caption, val: one
 record per image) over real COCO captions when ``../shared/real_samples`` is present, every released benchmark
 format (the engine-test fixtures), a tiny open_clip model saved as a state-dict file standing in for the OpenAI
 weights, and one released checkpoint.
 Every stage of the DAG runs in its paper branch: index, resolve, NegCLIP mining with spaCy on the captions,
 LR selection, fine-tuning, the released-format benchmarks on the pipeline's models and on the released one,
-and the paper-profile report.
+and the real-profile report.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _captions(n_images: int) -> list[list[str]]:
 
 
 def build_fixture(root: Path, word_tokenizer) -> dict:
-    """Write the fixture data under ``root``; returns the paper-profile params pointing at it."""
+    """Write the fixture data under ``root``; returns the real-profile params pointing at it."""
     import torch
 
     from vlcomp.config import profile_params
@@ -65,24 +65,24 @@ def build_fixture(root: Path, word_tokenizer) -> dict:
     torch.save({"state_dict": create_model(ModelSpec("toy-vit-p8"), init_seed=0).state_dict()}, base)
     inputs = merged(BENCHMARKS, root / "bench").inputs
 
-    params = profile_params("paper", REPO)  # common.yaml + paper.yaml, as `python -m vlcomp.profiles paper` writes it
+    params = profile_params("real", REPO)  # common.yaml + real.yaml, as `python -m vlcomp.profiles real` writes it
     params["world"]["splits"]["coco_train"].update(annotations=str(root / "coco" / "coco_karpathy_train.json"),
                                                    images=str(images))
     params["world"]["splits"]["coco_val"].update(annotations=str(root / "coco" / "coco_karpathy_val.json"),
                                                  images=str(images))
-    params["model"] = {"arch": "toy-vit-p8", "weights": str(base), "tokenizer": "world", "context_length": 32}
+    params["clip"] = {"arch": "toy-vit-p8", "weights": str(base), "tokenizer": "world", "context_length": 32}
     params["finetune"].update(lr_grid=[1.0e-4, 5.0e-5], sweep_epochs=0.5, epochs=1, batch_size=8, warmup_steps=1,
                               checkpoint_every=2)
-    params["paper_inputs"] = inputs
-    params["paper_models"] = {"clip": {"family": "openclip", "arch": "toy-vit-p8", "weights": str(base),
+    params["real_inputs"] = inputs
+    params["released_models"] = {"clip": {"family": "openclip", "arch": "toy-vit-p8", "weights": str(base),
                                        "openai_derived": False, "tokenizer": "world"}}
-    params["paper_evaluate"] = {"models": ["clip"], "device": "cpu"}
+    params["real_evaluate"] = {"models": ["clip"], "device": "cpu"}
     params["evaluate"]["benchmarks"] = BENCHMARKS
     params["benchmarks"].update(order_seeds=2, shuffle_seeds=1)
     params.update(tsvlc_fixture(root, params, word_tokenizer))
     from vlcomp.config import derive_variants
 
-    return derive_variants(params)  # bases, mining, generating, selections, variants of the fixture's seeds
+    return derive_variants(params)  # bases, mining, selections, variants of the fixture's seeds
 
 
 #: TSVLC's rows on the fixtures: CC3M with the masked LM's negatives and the released positives, and a LoRA row from
@@ -95,7 +95,7 @@ def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
     """TSVLC's inputs in the authors' layouts (CC3M and LAION as two-column TSVs with their images, released
     positives as one JSON per image), a tiny masked LM and a tiny causal LM saved as folders (standing for
     distilroberta-base and BLOOM-560m), a CyCLIP-format checkpoint (``state_dict`` of a DDP model); the params
-    sections of the paper profile that name them, at fixture size."""
+    sections of the real profile that name them, at fixture size."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -151,7 +151,7 @@ def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
 @pytest.mark.slow
 @pytest.mark.pipeline
 @pytest.mark.spacy
-def test_paper_profile_dvc_repro(tmp_path, word_tokenizer):
+def test_real_profile_dvc_repro(tmp_path, word_tokenizer):
     sys.path.insert(0, str(REPO / "scripts"))
     try:
         from smoke import prepare, run
@@ -159,7 +159,7 @@ def test_paper_profile_dvc_repro(tmp_path, word_tokenizer):
         sys.path.remove(str(REPO / "scripts"))
 
     params = build_fixture(tmp_path / "ext", word_tokenizer)
-    assert params["profile"] == "paper"
+    assert params["profile"] == "real"
     work = tmp_path / "ws"
     work.mkdir()
     prepare(work, params)
@@ -169,7 +169,7 @@ def test_paper_profile_dvc_repro(tmp_path, word_tokenizer):
     for name in ("clip-b0", "clip_ft-b0s0", "negclip-b0s0", "released/clip"):
         d = work / "metrics" / name
         prov = json.loads((d / "provenance.json").read_text())
-        assert prov["profile"] == "paper"
+        assert prov["profile"] == "real"
         metrics[name] = json.loads((d / "metrics.json").read_text())
         for key in ("aro/vg_relation/macro_acc", "aro/vg_attribution/macro_acc"):
             assert 0 <= metrics[name][key] <= 1, (name, key)
@@ -192,10 +192,10 @@ def test_paper_profile_dvc_repro(tmp_path, word_tokenizer):
     manifest = json.loads((work / "data" / "benchmarks" / "manifest.json").read_text())
     assert set(manifest["benchmarks"]) == set(BENCHMARKS)
     model_json = json.loads((work / "models" / "base" / "b0" / "model.json").read_text())
-    assert model_json["trained_on"] == f"resolved: {params['model']['weights']}"
+    assert model_json["trained_on"] == f"resolved: {params['clip']['weights']}"
     assert (work / "reports" / "papers" / "aro" / "index.html").stat().st_size > 0
 
-    # TSVLC in the paper profile: CC3M / LAION from the authors' TSVs, the generators on them, the rows trained and
+    # TSVLC in the real profile: CC3M / LAION from the authors' TSVs, the generators on them, the rows trained and
     # scored (VL-CheckList), CyCLIP's base resolved from its checkpoint, the TSVLC report rendered
     cc3m = json.loads((world / "cc3m" / "index.json").read_text())
     assert cc3m["annotations_format"] == "caption_tsv" and len(cc3m["images"]) == 14

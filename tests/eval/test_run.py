@@ -1,4 +1,4 @@
-"""`evaluate_released`: the paper profile's evaluation-only entry point, on released-format fixtures."""
+"""`evaluate_released`: the real profile's evaluation-only entry point, on released-format fixtures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from vlcomp.config import expand_inputs
 from vlcomp.eval.run import read_tables
-from vlcomp.profiles.paper.evaluate import evaluate_released
+from vlcomp.profiles.real.evaluate import evaluate_released
 
 from .formats import merged
 
@@ -16,8 +16,8 @@ NAMES = ["sugarcrepe", "vg_relation", "valse"]
 
 
 def _params(fix, models):
-    return {"paper_inputs": fix.inputs, "paper_models": {},
-            "paper_evaluate": {"models": models, "device": "cpu"}, "evaluate": {"benchmarks": NAMES}}
+    return {"real_inputs": fix.inputs, "released_models": {},
+            "real_evaluate": {"models": models, "device": "cpu"}, "evaluate": {"benchmarks": NAMES}}
 
 
 def test_metrics_come_from_saved_tables_and_match_hand_values(tmp_path):
@@ -51,7 +51,7 @@ def test_metrics_come_from_saved_tables_and_match_hand_values(tmp_path):
             assert metrics[key] == pytest.approx(want, abs=1e-9), (model, key)
         prov = json.loads((out / model / "provenance.json").read_text())
         # run ids and commits go to MLflow and runs/<stage>.json, never into an output a later stage reads
-        assert prov["profile"] == "paper" and not {"mlflow_run_id", "git_commit"} & set(prov)
+        assert prov["profile"] == "real" and not {"mlflow_run_id", "git_commit"} & set(prov)
         assert set(read_tables(out / model)) == set(prov["n_items"])
 
 
@@ -61,22 +61,22 @@ def test_a_failing_model_keeps_the_previous_complete_result(tmp_path):
     evaluate_released(_params(fix, ["m"]), out, scorers={"m": fix.scorer()})
     before = (out / "m" / "metrics.json").read_text()
     broken = dict(fix.inputs, sugarcrepe_dir=str(tmp_path / "nowhere"))
-    params = dict(_params(fix, ["m"]), paper_inputs=broken)
+    params = dict(_params(fix, ["m"]), real_inputs=broken)
     with pytest.raises((ValueError, FileNotFoundError), match="nowhere"):
         evaluate_released(params, out, scorers={"m": fix.scorer()})
     assert (out / "m" / "metrics.json").read_text() == before
 
 
 def test_unknown_model_and_empty_lists_are_named(tmp_path):
-    with pytest.raises(ValueError, match="'ghost' has no entry in paper_models"):
-        evaluate_released({"paper_evaluate": {"models": ["ghost"], "device": "cpu"},
+    with pytest.raises(ValueError, match="'ghost' has no entry in released_models"):
+        evaluate_released({"real_evaluate": {"models": ["ghost"], "device": "cpu"},
                            "evaluate": {"benchmarks": ["sugarcrepe"]}}, tmp_path)
-    with pytest.raises(ValueError, match="paper_evaluate.models"):
-        evaluate_released({"paper_evaluate": {"models": []}, "evaluate": {"benchmarks": ["sugarcrepe"]}}, tmp_path)
+    with pytest.raises(ValueError, match="real_evaluate.models"):
+        evaluate_released({"real_evaluate": {"models": []}, "evaluate": {"benchmarks": ["sugarcrepe"]}}, tmp_path)
     with pytest.raises(ValueError, match="evaluate.benchmarks"):
-        evaluate_released({"paper_evaluate": {"models": ["m"]}, "evaluate": {"benchmarks": []}}, tmp_path)
+        evaluate_released({"real_evaluate": {"models": ["m"]}, "evaluate": {"benchmarks": []}}, tmp_path)
     with pytest.raises(ValueError, match=r"evaluate.benchmarks: unknown benchmark 'nope'"):
-        evaluate_released({"paper_evaluate": {"models": ["m"]}, "evaluate": {"benchmarks": ["nope"]}}, tmp_path)
+        evaluate_released({"real_evaluate": {"models": ["m"]}, "evaluate": {"benchmarks": ["nope"]}}, tmp_path)
 
 
 def test_expand_inputs_expands_nested_values(monkeypatch):

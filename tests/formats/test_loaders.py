@@ -1,4 +1,4 @@
-"""Real-format loaders (paper profile): real files where we have them, and broken fixtures for every loader.
+"""Real-format loaders (real profile): real files where we have them, and broken fixtures for every loader.
 
 Each broken fixture must stop with a message naming the file and the record, never a bare KeyError.
 """

@@ -1,4 +1,4 @@
-"""Real-format loaders and scoring rules of VALSE, VL-CheckList, CC-Neg and Hard Positives (paper profile).
+"""Real-format loaders and scoring rules of VALSE, VL-CheckList, CC-Neg and Hard Positives (real profile).
 
 Fixtures are hand-built in the released formats (a few records copied from the released files); every broken
 fixture must stop with a message naming the file and the record, never a bare KeyError.

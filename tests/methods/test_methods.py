@@ -14,10 +14,10 @@ from vlcomp.train.batch import Batch, TextBlock, features
 from vlcomp.train.data import Row
 
 PARAMS = {"methods": {
-    "plain": {"generator": "negclip", "loss": "clip"},
-    "neg": {"generator": "negclip", "loss": "negclip", "batch": {"rows": "with_negatives", "negatives": 1},
+    "plain": {"paper": "aro", "generator": "negclip", "loss": "clip"},
+    "neg": {"paper": "aro", "generator": "negclip", "loss": "negclip", "batch": {"rows": "with_negatives", "negatives": 1},
             "loss_weights": {"contrastive_loss": 0.5}},
-    "frozen": {"generator": "negclip", "loss": "clip", "model": {"freeze": ["image"]}},
+    "frozen": {"paper": "aro", "generator": "negclip", "loss": "clip", "tuning": {"freeze": ["image"]}},
 }}
 
 
@@ -38,7 +38,7 @@ def test_loss_weights_scale_only_the_named_loss_terms():
     batch = Batch({"images": np.arange(4)}, {"captions": TextBlock(["t"] * 4, np.arange(4)),
                                               "negatives": TextBlock(["t"] * 4, np.arange(4), 1)})
     f = features(batch, {"images": img}, {"captions": txt[:4], "negatives": txt[4:, None]}, torch.tensor(10.0))
-    plain = make_loss(method_config({"methods": {"m": {"generator": "negclip", "loss": "negclip"}}}, "m"))(f)
+    plain = make_loss(method_config({"methods": {"m": {"paper": "aro", "generator": "negclip", "loss": "negclip"}}}, "m"))(f)
     weighted = make_loss(method_config(PARAMS, "neg"))(f)
     assert isinstance(make_loss(method_config(PARAMS, "neg")), WeightedLoss)
     assert weighted["contrastive_loss"].item() == pytest.approx(0.5 * plain["contrastive_loss"].item())
@@ -91,3 +91,14 @@ def test_generators_declare_known_outputs_and_the_stage_checks_them(tmp_path):
     write_json(d / "positives.json", [])
     with pytest.raises(ValueError, match="wrote no hard_images; also undeclared positives"):
         check_written("negclip", GENERATORS.get("negclip"), d)
+
+
+def test_a_method_without_a_paper_is_an_error_naming_it():
+    from vlcomp.reporting.collect import methods_of
+
+    bare = {"methods": {"m": {"generator": "negclip", "loss": "clip"}}}
+    with pytest.raises(ValueError, match=r"methods\.m\.paper is not set"):
+        method_config(bare, "m")
+    with pytest.raises(ValueError, match=r"methods\.m\.paper is not set"):
+        methods_of(bare, "aro")
+    assert methods_of(PARAMS, "aro").order[1:] == ("plain", "neg", "frozen")

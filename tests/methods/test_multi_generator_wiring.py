@@ -1,6 +1,6 @@
-"""The wiring TSVLC added to the methods core: generators run once for every chain (generate@), a method reading its
-positives from a second generator, a method training at another method's swept rate, one-chain ablation rows, a
-method's own benchmark subset, per-method lengths and grids (vlcomp.config.derive_variants, vlcomp.methods)."""
+"""The wiring TSVLC added to the methods core: generators run once for every chain (mine@<generator>), a method
+reading its positives from a second generator, a method training at another method's swept rate, one-chain ablation
+rows, a method's own benchmark subset, per-method lengths and grids (vlcomp.config.derive_variants, vlcomp.methods)."""
 
 from __future__ import annotations
 
@@ -23,15 +23,16 @@ def toy() -> dict:
 
 
 def test_text_generators_run_once_and_chain_generators_per_chain(toy):
-    assert toy["generating"] == {
-        "tsvlc_rb": {"generator": "tsvlc_rb", "split": "cc3m", "model": NO_MODEL_DIR},
-        "tsvlc_unmask": {"generator": "tsvlc_unmask", "split": "cc3m", "model": MLM_DIR},
-        "tsvlc_mix": {"generator": "tsvlc_mix", "split": "cc3m", "model": MLM_DIR},
-        "tsvlc_analogy": {"generator": "tsvlc_analogy", "split": "cc3m", "model": NO_MODEL_DIR},
+    assert {k: v for k, v in toy["mining"].items() if "base" not in v} == {
+        "tsvlc_rb": {"generator": "tsvlc_rb", "split": "cc3m", "input": NO_MODEL_DIR},
+        "tsvlc_unmask": {"generator": "tsvlc_unmask", "split": "cc3m", "input": MLM_DIR},
+        "tsvlc_mix": {"generator": "tsvlc_mix", "split": "cc3m", "input": MLM_DIR},
+        "tsvlc_analogy": {"generator": "tsvlc_analogy", "split": "cc3m", "input": NO_MODEL_DIR},
         # one registered generator, a second corpus: the mined dataset's name, its own split
-        "tsvlc_mix_laion": {"generator": "tsvlc_mix_laion", "split": "laion", "model": MLM_DIR},
-        "tsvlc_analogy_laion": {"generator": "tsvlc_analogy_laion", "split": "laion", "model": NO_MODEL_DIR}}
-    assert sorted(toy["mining"]) == ["negclip-b0", "negclip-b1", "negclip-b2"]
+        "tsvlc_mix_laion": {"generator": "tsvlc_mix_laion", "split": "laion", "input": MLM_DIR},
+        "tsvlc_analogy_laion": {"generator": "tsvlc_analogy_laion", "split": "laion", "input": NO_MODEL_DIR}}
+    assert sorted(k for k, v in toy["mining"].items() if "base" in v) == ["negclip-b0", "negclip-b1", "negclip-b2"]
+    assert toy["mining"]["negclip-b1"]["input"] == "models/base/b1"
     assert toy["parsing"]["cc3m"] == {"mined_by": ["tsvlc_rb", "tsvlc_unmask", "tsvlc_mix", "tsvlc_analogy"]}
     assert toy["parsing"]["laion"] == {"mined_by": ["tsvlc_mix_laion", "tsvlc_analogy_laion"]}
     mine = toy["mine"]
@@ -153,12 +154,12 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
 
     bases = toy["bases"]
     assert list(bases)[:3] == ["b0", "b1", "b2"] and bases["b0"] == {"seed": 0}  # the default chains unchanged
-    assert bases["vit-b0"] == {"seed": 0, "model": "vit", "arch": "toy-vit-p8",
+    assert bases["vit-b0"] == {"seed": 0, "family": "vit", "arch": "toy-vit-p8",
                                "benchmarks": ["vlchecklist", "zeroshot_elevater"]}
     assert bases["cyclip-b0"]["loss"] == "cyclip" and "arch" not in bases["cyclip-b0"]
     assert "vit-b1" not in bases  # its methods run on the first chain only
-    assert model_spec(toy, "vit-b0").arch == "toy-vit-p8" and model_spec(toy, "cyclip-b0").arch == toy["model"]["arch"]
-    assert model_spec(toy).arch == model_spec(toy, "b0").arch == toy["model"]["arch"]
+    assert model_spec(toy, "vit-b0").arch == "toy-vit-p8" and model_spec(toy, "cyclip-b0").arch == toy["clip"]["arch"]
+    assert model_spec(toy).arch == model_spec(toy, "b0").arch == toy["clip"]["arch"]
     assert base_loss(toy, "cyclip-b0") == "cyclip" and base_loss(toy, "b0") == "clip"
     # the default chain's seed is as before; another base model of the chain draws its own stream
     assert chain_seed(toy, "b0") == derive_seed(0, "base", 0)
@@ -168,7 +169,7 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
     assert toy["variants"]["tsvlc_cyclip_combined-cyclip-b0s0"]["base"] == "cyclip-b0"
     # a from-scratch CyCLIP row is CyCLIP's architecture (the toy's: the default one), never its pretrained weights
     assert toy["variants"]["tsvlc_cyclip_scratch-cyclip-b0s0"]["base"] == "cyclip-b0"
-    assert model_spec(toy, "cyclip-b0").arch == toy["model"]["arch"]
+    assert model_spec(toy, "cyclip-b0").arch == toy["clip"]["arch"]
     assert evaluation_benchmarks(toy, "clip", base="vit-b0") == ["vlchecklist", "zeroshot_elevater"]
     assert evaluation_benchmarks(toy, "clip", base="b0") == toy["evaluate"]["benchmarks"]
 
@@ -176,13 +177,14 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
 def test_a_per_chain_generator_on_another_base_is_mined_on_that_base(toy):
     p = resolve_layers(toy, {"methods": {"negclip_vit": {**toy["methods"]["negclip"], "base_model": "vit"}},
                              "seeds": {"negclip_vit": {"seeds": [0], "chains": "first"}}})
-    assert p["mining"]["negclip-vit-b0"] == {"generator": "negclip", "base": "vit-b0", "split": "coco_train"}
+    assert p["mining"]["negclip-vit-b0"] == {"generator": "negclip", "base": "vit-b0", "split": "coco_train",
+                                                "input": "models/base/vit-b0"}
     assert p["variants"]["negclip_vit-vit-b0s0"]["mined"] == "negclip-vit-b0"
     assert p["selections"]["negclip_vit-vit-b0"]["base"] == "vit-b0"
 
 
 def test_bad_base_models_are_named(toy):
-    with pytest.raises(ValueError, match=r"methods.tsvlc_vit_rbllm.base_model='nope' is not a key of base_models"):
+    with pytest.raises(ValueError, match=r"methods.tsvlc_vit_rbllm.base_model='nope' is not a family of base_models"):
         resolve_layers(toy, {"methods": {"tsvlc_vit_rbllm": {"base_model": "nope"}}})
     with pytest.raises(ValueError, match=r"base_models.vit: unknown key\(s\) \['weight'\]"):
         resolve_layers(toy, {"base_models": {"vit": {"weight": "x"}}})
@@ -193,13 +195,13 @@ def test_bad_base_models_are_named(toy):
 def test_scratch_methods_train_every_weight_at_one_rate(toy):
     for name in ("tsvlc_scratch_clip", "tsvlc_scratch_combined", "tsvlc_vit_scratch_rbllm", "tsvlc_cyclip_scratch"):
         m = method_config(toy, name)
-        assert m.init == "scratch" and m.model.lora is None and m.model.freeze == (), name
+        assert m.init == "scratch" and m.tuning.lora is None and m.tuning.freeze == (), name
     assert method_config(toy, "tsvlc_scratch_clip").lr_grid == (0.001,)
     assert method_config(toy, "tsvlc_cyclip_scratch").loss == "cyclip"
     assert method_config(toy, "tsvlc_cyclip_combined").loss_args == {"cyclic": [0.25, 0.25]}
     bad = copy.deepcopy(toy)
-    bad["methods"]["tsvlc_scratch_clip"]["model"] = toy["methods"]["tsvlc_lora"]["model"]
-    with pytest.raises(ValueError, match="init=scratch with model.lora"):
+    bad["methods"]["tsvlc_scratch_clip"]["tuning"] = toy["methods"]["tsvlc_lora"]["tuning"]
+    with pytest.raises(ValueError, match="init=scratch with tuning.lora"):
         method_config(bad, "tsvlc_scratch_clip")
     bad["methods"]["tsvlc_scratch_clip"]["init"] = "warm"
     with pytest.raises(ValueError, match="init='warm': must be one of base, scratch"):

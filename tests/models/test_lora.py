@@ -152,7 +152,7 @@ def test_only_adapters_train_in_the_adapted_tower():
     visual = {n for n, _ in model.named_parameters() if n.startswith("visual.")}
     assert trainable == text_lora | visual | {"logit_scale"}  # the other tower and the temperature untouched
     # TSVLC's setting: both towers, the logit scale frozen: only adapters train, and only they get AdamW state
-    params = {"methods": {"tsvlc": {"generator": "negclip", "loss": "clip", "model": {
+    params = {"methods": {"tsvlc": {"paper": "tsvlc", "generator": "negclip", "loss": "clip", "tuning": {
         "freeze": ["logit_scale"], "lora": {"towers": ["image", "text"], "rank": 4, "alpha": 1,
                                              "layers": ["attn", "mlp", "patch_embed"]}}}}}
     model = apply_modifiers(create_model(ModelSpec(ARCH), init_seed=0), method_config(params, "tsvlc"))
@@ -184,24 +184,24 @@ def test_merge_without_adapters_is_a_no_op():
 
 
 def _method(model: object) -> dict:
-    return {"methods": {"m": {"generator": "negclip", "loss": "clip", "model": model}}}
+    return {"methods": {"m": {"paper": "aro", "generator": "negclip", "loss": "clip", "tuning": model}}}
 
 
 @pytest.mark.parametrize("model, message", [
-    ({"lora": {"towers": ["vision"]}}, r"methods\.m\.model\.lora\.towers=\('vision',\): must be a non-empty list"),
-    ({"lora": {"towers": "text"}}, r"methods\.m\.model\.lora\.towers='text'"),
-    ({"lora": {"towers": []}}, r"methods\.m\.model\.lora\.towers=\(\)"),
-    ({"lora": {"rank": 0}}, r"methods\.m\.model\.lora\.rank=0: must be a positive integer"),
-    ({"lora": {"rank": "4"}}, r"methods\.m\.model\.lora\.rank='4'"),
-    ({"lora": {"rank": True}}, r"methods\.m\.model\.lora\.rank=True"),
-    ({"lora": {"alpha": -1}}, r"methods\.m\.model\.lora\.alpha=-1: must be a positive number"),
-    ({"lora": {"layers": ["ffn"]}}, r"methods\.m\.model\.lora\.layers=\('ffn',\)"),
-    ({"lora": {"layers": ["attn", "attn"]}}, r"methods\.m\.model\.lora\.layers=.*distinct"),
-    ({"lora": {"dropout": 0.1}}, r"unknown key\(s\) methods\.m\.model\.lora\.dropout"),
-    ({"lora": 4}, r"methods\.m\.model\.lora must be a mapping"),
-    ({"lora": {"towers": ["text"]}, "freeze": ["text"]}, r"methods\.m\.model\.lora\.towers: \['text'\] are also"),
-    ({"freeze": ["temperature"]}, r"methods\.m\.model\.freeze: \['temperature'\] are not towers"),
-    ([], r"methods\.m\.model must be a mapping"),
+    ({"lora": {"towers": ["vision"]}}, r"methods\.m\.tuning\.lora\.towers=\('vision',\): must be a non-empty list"),
+    ({"lora": {"towers": "text"}}, r"methods\.m\.tuning\.lora\.towers='text'"),
+    ({"lora": {"towers": []}}, r"methods\.m\.tuning\.lora\.towers=\(\)"),
+    ({"lora": {"rank": 0}}, r"methods\.m\.tuning\.lora\.rank=0: must be a positive integer"),
+    ({"lora": {"rank": "4"}}, r"methods\.m\.tuning\.lora\.rank='4'"),
+    ({"lora": {"rank": True}}, r"methods\.m\.tuning\.lora\.rank=True"),
+    ({"lora": {"alpha": -1}}, r"methods\.m\.tuning\.lora\.alpha=-1: must be a positive number"),
+    ({"lora": {"layers": ["ffn"]}}, r"methods\.m\.tuning\.lora\.layers=\('ffn',\)"),
+    ({"lora": {"layers": ["attn", "attn"]}}, r"methods\.m\.tuning\.lora\.layers=.*distinct"),
+    ({"lora": {"dropout": 0.1}}, r"unknown key\(s\) methods\.m\.tuning\.lora\.dropout"),
+    ({"lora": 4}, r"methods\.m\.tuning\.lora must be a mapping"),
+    ({"lora": {"towers": ["text"]}, "freeze": ["text"]}, r"methods\.m\.tuning\.lora\.towers: \['text'\] are also"),
+    ({"freeze": ["temperature"]}, r"methods\.m\.tuning\.freeze: \['temperature'\] are not towers"),
+    ([], r"methods\.m\.tuning must be a mapping"),
 ])
 def test_bad_specs_name_the_parameter(model, message):
     with pytest.raises(ValueError, match=message):
@@ -210,10 +210,10 @@ def test_bad_specs_name_the_parameter(model, message):
 
 def test_a_spec_that_matches_nothing_names_the_layers():
     cfg = method_config(_method({"lora": {"towers": ["image"], "layers": ["attn", "mlp"]}}), "m")
-    assert cfg.model.lora == LoraSpec(towers=("image",), layers=("attn", "mlp"))
+    assert cfg.tuning.lora == LoraSpec(towers=("image",), layers=("attn", "mlp"))
     with pytest.raises(ValueError, match=r"lora\.layers=\['attn', 'mlp'\]: no such layer in the image tower"):
-        lora_targets(create_model(ModelSpec("toy-rn16"), init_seed=0), cfg.model.lora)
-    assert method_config(_method({"lora": None}), "m").model.lora is None
+        lora_targets(create_model(ModelSpec("toy-rn16"), init_seed=0), cfg.tuning.lora)
+    assert method_config(_method({"lora": None}), "m").tuning.lora is None
 
 
 def test_resnet_tower_conv_and_attnpool_layers_merge_exactly():

@@ -15,10 +15,10 @@ import pytest
 
 from vlcomp.reporting.notebook import cell_profiles, profile_tag, report_template, select_profile
 from vlcomp.reporting.papers import PAPERS
-from vlcomp.reporting.tree import PAPER_PROFILE, TOY_PROFILE
+from vlcomp.reporting.tree import REAL_PROFILE, TOY_PROFILE
 
 REPO = Path(__file__).resolve().parents[2]
-PROFILES = (TOY_PROFILE, PAPER_PROFILE)
+PROFILES = (TOY_PROFILE, REAL_PROFILE)
 
 
 def _stage():
@@ -68,7 +68,7 @@ def test_stage_uses_the_same_template_and_declared_parameters_for_both_profiles(
     assert parameters["calibration_csv"] == "calibration/aro_world.csv"
     declared = _declared(report_template("aro", REPO / "notebooks"))
     assert set(parameters) | {"out_dir"} == set(declared)  # papermill is given exactly what the template declares
-    assert stage.notebook_parameters(args, TOY_PROFILE).keys() == stage.notebook_parameters(args, PAPER_PROFILE).keys()
+    assert stage.notebook_parameters(args, TOY_PROFILE).keys() == stage.notebook_parameters(args, REAL_PROFILE).keys()
 
 
 def test_select_profile_keeps_untagged_cells_and_rejects_an_unknown_profile():
@@ -76,14 +76,14 @@ def test_select_profile_keeps_untagged_cells_and_rejects_an_unknown_profile():
         nbformat.v4.new_markdown_cell("both"),
         nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell("toy()", metadata={"tags": [profile_tag("toy"), "keep-me"]}),
-        nbformat.v4.new_markdown_cell("paper", metadata={"tags": [profile_tag("paper")]}),
+        nbformat.v4.new_markdown_cell("real", metadata={"tags": [profile_tag("real")]}),
     ])
     kept = select_profile(nb, "toy", "nb.py").cells
     assert [c.source for c in kept] == ["both", "x = 1", "toy()"]
     assert kept[2].metadata["tags"] == ["keep-me"] and "tags" not in kept[0].metadata
     with pytest.raises(ValueError, match=r"nb\.py: no cells tagged 'profile-tsvlc'"):
         select_profile(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
-            "paper", metadata={"tags": [profile_tag("paper")]})]), "tsvlc", "nb.py")
+            "real", metadata={"tags": [profile_tag("real")]})]), "tsvlc", "nb.py")
 
 
 def test_missing_template_is_named(tmp_path):

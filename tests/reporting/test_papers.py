@@ -21,12 +21,12 @@ def params() -> dict:
 
 
 def test_both_profiles_report_registered_papers(params):
-    for profile in ("toy", "paper"):
+    for profile in ("toy", "real"):
         got = papers_of(profile_params(profile, REPO))
         assert [p.name for p in got] == ["aro", "tsvlc"]
     aro = PAPERS.get("aro")
     assert unevaluated(params, aro) == []
-    assert unevaluated(profile_params("paper", REPO), aro) == ["zeroshot_aro"]  # no zero-shot files
+    assert unevaluated(profile_params("real", REPO), aro) == ["zeroshot_aro"]  # no zero-shot files
     assert "ARO-T6" in aro.artifacts and aro.claims is not None
     assert not hasattr(aro, "methods")  # which methods a paper has is said once: methods.<m>.paper in params
 

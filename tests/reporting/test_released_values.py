@@ -52,9 +52,9 @@ def test_shipped_csv_loads_and_covers_the_four_papers(values):
     assert len(negative) and negative["metric_key"].str.endswith("/delta").all()
 
 
-def test_models_and_benchmarks_are_the_paper_profiles():
-    params = yaml.safe_load((ROOT / "profiles" / "paper.yaml").read_text())
-    assert R.MODELS == set(params["paper_models"])
+def test_models_and_benchmarks_are_the_real_profiles():
+    params = yaml.safe_load((ROOT / "profiles" / "real.yaml").read_text())
+    assert R.MODELS == set(params["released_models"])
     assert set(R.KEY_PREFIX) == set(BENCHMARKS)
 
 
@@ -203,10 +203,10 @@ def test_tsvlc_rows_are_the_released_checkpoints_vlchecklist_values_of_tsvlc_csv
 # --------------------------------------------------------------------------- the comparison
 
 PARAMS = {  # the single-base layout (no params bases): still read, names from params variants
-    "profile": "paper",
+    "profile": "real",
     "variants": {"negclip-s0": {"method": "negclip", "seed": 0}, "negclip-s1": {"method": "negclip", "seed": 1},
                  "clip_ft-s0": {"method": "clip_ft", "seed": 0}},
-    "paper_models": {"clip": {}, "negclip": {}, "conclip": {}, "tsvlc": {}},  # conclip has no folder
+    "released_models": {"clip": {}, "negclip": {}, "conclip": {}, "tsvlc": {}},  # conclip has no folder
 }
 PIPELINE_METRICS = {
     "clip": {"hardpos/replace/orig": 0.63, "hardpos/replace/delta": -0.12},
@@ -224,7 +224,7 @@ RELEASED_METRICS = {
 def _write(folder: Path, metrics: dict, name: str) -> None:
     folder.mkdir(parents=True)
     (folder / "metrics.json").write_text(json.dumps(metrics))
-    (folder / "provenance.json").write_text(json.dumps({"model": name, "profile": "paper", "git_commit": "abc"}))
+    (folder / "provenance.json").write_text(json.dumps({"model": name, "profile": "real", "git_commit": "abc"}))
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +264,7 @@ def test_differences_pipeline_seed_mean_and_released(table):
     s0 = _row(table, **t3, model="negclip-s0")
     assert (s0["source"], s0["paper_model"], s0["seed"]) == (T.PIPELINE, "negclip", "0")
     assert s0["paper"] == pytest.approx(0.85) and s0["difference"] == pytest.approx(-0.01)
-    assert s0["paper_ref"] == "CE-T3 (Table 3)" and s0["profile"] == "paper" and "git_commit" not in table.columns
+    assert s0["paper_ref"] == "CE-T3 (Table 3)" and s0["profile"] == "real" and "git_commit" not in table.columns
     assert _row(table, **t3, model="negclip-s1")["difference"] == pytest.approx(0.03)
     mean = _row(table, **t3, source=C.CHAIN_MEAN)
     assert mean["reproduced"] == pytest.approx(0.86) and mean["difference"] == pytest.approx(0.01)

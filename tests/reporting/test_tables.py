@@ -60,7 +60,7 @@ def test_t3_t4_cover_every_strategy_and_keep_shuffle_spread_apart(paper):
     long = _long(keys)
     long = pd.concat([long, _long([k + "_std" for k in keys], value=lambda i: 0.01 * (i + 1))], ignore_index=True)
     t3 = tables.table_shuffled_retrieval(summary(long), paper, "ARO-T3", METHODS)
-    assert len(t3) == 2 * 6 * 4 * (3 + 3)  # datasets x strategies x metrics x (3 toy + 3 paper-only models)
+    assert len(t3) == 2 * 6 * 4 * (3 + 3)  # datasets x strategies x metrics x (3 toy + 3 released-only models)
     view = tables.shown_wide(t3, ["dataset", "strategy", "model"], "measure", perturbation=True)
     assert len(view) == 2 * 6 * 6
     blip = view[(view["model"] == "BLIP") & (view["strategy"] == "Shuffle all words") & (view["dataset"] == "COCO")].iloc[0]

@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 
 BASES = (0, 1, 2)
 PARAMS = {
-    "profile": "toy", "base": {"seed": 0}, "base_seeds": list(BASES), "seeds": {"negclip": [0]},
+    "profile": "toy", "root_seed": 0, "base_seeds": list(BASES), "seeds": {"negclip": [0]},
     "bases": {f"b{k}": {"seed": k} for k in BASES},
     "mining": {f"negclip-b{k}": {"generator": "negclip", "base": f"b{k}"} for k in BASES},
     "selections": {f"negclip-b{k}": {"method": "negclip", "base": f"b{k}", "generator": "negclip"} for k in BASES},

@@ -148,8 +148,8 @@ def test_c3_and_c4_and_c5_not_held_cases():
 
 def test_lora_methods_come_from_params():
     params = {"methods": {"negclip": {"paper": "aro"},
-                          "tsvlc_lora": {"paper": "tsvlc", "model": {"lora": {"rank": 4}}},
-                          "tsvlc_full": {"paper": "tsvlc", "model": {"freeze": ["logit_scale"]}}}}
+                          "tsvlc_lora": {"paper": "tsvlc", "tuning": {"lora": {"rank": 4}}},
+                          "tsvlc_full": {"paper": "tsvlc", "tuning": {"freeze": ["logit_scale"]}}}}
     assert K.lora_methods(params) == ("tsvlc_lora",)
     got = {c.id: c for c in K.tsvlc_claims(Evidence(long_table(good())), METHODS, K.lora_methods(params))}
     assert len(got["C4"].conditions) == 1

@@ -16,7 +16,7 @@ import yaml
 
 from vlcomp.reporting.papers import PAPERS
 from vlcomp.reporting.papers.tsvlc import figures, tables
-from vlcomp.reporting.papers.tsvlc import paper as TP
+from vlcomp.reporting.papers.tsvlc import real as TP
 from vlcomp.reporting.papers.tsvlc import toy as R
 from vlcomp.reporting.papers.tsvlc.report import REPORT
 from vlcomp.reporting.render import figure_html, save_figure, show
@@ -39,9 +39,9 @@ SECTION = {"tsvlc_vit_rbllm": ("ViT: RB+LLM Negs", "vit-b0", True), "tsvlc_scrat
 def _params() -> dict:
     methods = {"clip_ft": {"paper": "aro", "label": "CLIP-FT"},
                "negclip": {"paper": "aro", "label": "NegCLIP"}}
-    methods |= {m: {"paper": "tsvlc", "label": lab, "model": {"lora": LORA} if m != "tsvlc_full" else {}}
+    methods |= {m: {"paper": "tsvlc", "label": lab, "tuning": {"lora": LORA} if m != "tsvlc_full" else {}}
                 for m, lab in LABELS.items()}
-    methods |= {m: {"paper": "tsvlc", "label": lab, "model": {"lora": LORA} if lora else {}, "init":
+    methods |= {m: {"paper": "tsvlc", "label": lab, "tuning": {"lora": LORA} if lora else {}, "init":
                     "base" if lora else "scratch", **({"base_model": "vit"} if base == "vit-b0" else {})}
                 for m, (lab, base, lora) in SECTION.items()}
     variants = {}
@@ -51,8 +51,8 @@ def _params() -> dict:
     variants |= {f"{m}-{base}s0": {"method": m, "base": base, "seed": 0} for m, (_, base, _) in SECTION.items()}
     seeds = {m: [0] for m in ("clip_ft", "negclip", *THREE)}
     seeds |= {m: {"seeds": [0], "chains": "first"} for m in (*FIRST, *SECTION)}
-    bases = {f"b{k}": {"seed": k} for k in BASES} | {"vit-b0": {"seed": 0, "model": "vit", "arch": "toy-vit-p8"}}
-    return {"profile": "toy", "base": {"seed": 0}, "base_seeds": list(BASES), "bases": bases,
+    bases = {f"b{k}": {"seed": k} for k in BASES} | {"vit-b0": {"seed": 0, "family": "vit", "arch": "toy-vit-p8"}}
+    return {"profile": "toy", "root_seed": 0, "base_seeds": list(BASES), "bases": bases,
             "base_models": {"vit": {"arch": "toy-vit-p8"}, "cyclip": {"loss": "cyclip"}},
             "methods": methods, "variants": variants, "seeds": seeds,
             "mine": {"tsvlc_rb": {"split": "cc3m", "candidates": 3}, "tsvlc_unmask": {"split": "cc3m"},
@@ -278,7 +278,7 @@ def test_s2_s3_examples_are_deterministic_and_missing_generators_say_so(ctx):
     b = R.negative_examples(ctx, "tsvlc_rb")
     assert a.data.equals(b.data) and len(a.data) == 4  # every caption with a negative (4 of 6)
     assert set(a.data["type"]) <= {"rb/color", "rb/action", "rb/material", "rb/size"}
-    assert R.negative_examples(ctx, "tsvlc_unmask") is None and "generate@tsvlc_unmask" in R.missing_mined(
+    assert R.negative_examples(ctx, "tsvlc_unmask") is None and "mine@tsvlc_unmask" in R.missing_mined(
         ctx, "tsvlc_unmask")
     summary = R.generator_summary(ctx).data.set_index("generator")
     assert summary.loc["tsvlc_unmask", "status"] == "not run"
@@ -326,7 +326,7 @@ def test_ledger_and_checklist(ctx, tmp_path):
     assert check.loc["TSVLC-T1c", "status"] == "rendered"
     assert check.loc["TSVLC-T1e", "status"] == "rendered; no reproduced value yet"
     assert check.loc["TSVLC-C1", "status"] == "NOT HELD" and check.loc["TSVLC-C2", "status"] == "HELD"
-    assert check.loc["TSVLC-D1", "status"] == "pipeline: generate@tsvlc_rb (examples in S2)"
+    assert check.loc["TSVLC-D1", "status"] == "pipeline: mine@tsvlc_rb (examples in S2)"
 
 
 def test_table1_sections_delta_against_their_own_baseline_on_the_same_chain(ctx, tmp_path):
@@ -406,7 +406,7 @@ def test_notebook_renders_on_the_fake_workspace(workspace, tmp_path):
                  "TSVLC-S4_1", "provenance"):
         assert (out / "tables" / f"{name}.csv").exists(), name
     assert (out / "figures" / "TSVLC-F3.png").exists() and (out / "figures" / "TSVLC-F4.png").exists()
-    assert "No output of <code>generate@tsvlc_unmask</code>" in html
+    assert "No output of <code>mine@tsvlc_unmask</code>" in html
     first = (out / "index.html").read_bytes()
     render_report(NOTEBOOK, out, params)
     assert (out / "index.html").read_bytes() == first  # a pure function of its inputs
@@ -416,18 +416,18 @@ def test_notebook_renders_on_the_fake_workspace(workspace, tmp_path):
         check_report_page(out / "index.html", tmp_path / "layout", ("at-a-glance", "verdicts"))
 
 
-def test_notebook_paper_profile_says_not_run(tmp_path):
+def test_notebook_real_profile_says_not_run(tmp_path):
     from vlcomp.reporting.notebook import render_report
 
     metrics = tmp_path / "metrics"
     (metrics / "released" / "tsvlc").mkdir(parents=True)
     (metrics / "released" / "tsvlc" / "metrics.json").write_text(json.dumps({"vlchecklist/object/avg": 0.84}))
     (metrics / "released" / "tsvlc" / "provenance.json").write_text(json.dumps(
-        {"model": "tsvlc", "profile": "paper", "source": "released", "dvc_stage": "evaluate_released@tsvlc"}))
-    params = _params() | {"profile": "paper", "variants": {}, "paper_models": {"tsvlc": {}, "clip": {}}}
+        {"model": "tsvlc", "profile": "real", "source": "released", "dvc_stage": "evaluate_released@tsvlc"}))
+    params = _params() | {"profile": "real", "variants": {}, "released_models": {"tsvlc": {}, "clip": {}}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     out = tmp_path / "report"
-    html = render_report(NOTEBOOK, out, {"profile": "paper", "metrics_dir": str(metrics), "out_dir": str(out),
+    html = render_report(NOTEBOOK, out, {"profile": "real", "metrics_dir": str(metrics), "out_dir": str(out),
                                          "models_dir": str(tmp_path / "models"),
                                          "params_path": str(tmp_path / "params.yaml")}).read_text()
     assert "Traceback" not in html and "not run in this profile" in html

@@ -22,7 +22,7 @@ from vlcomp.text.caption_stats import (
     relation_flags,
     swap_around_relation,
 )
-from vlcomp.text.negclip_swaps import DEFAULT_GENERATORS, mine_negatives
+from vlcomp.text.negclip_swaps import DEFAULT_SWAPS, mine_negatives
 from vlcomp.text.nlp import load_spacy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def test_caption_items_by_hand(nlp) -> None:
         ["the blue square and the red circle", "the red square and the blue circle", "the blue circle and the red square"],
         [],
     ]
-    for g in DEFAULT_GENERATORS:
+    for g in DEFAULT_SWAPS:
         made = g in ("np_swap", "nn_swap", "adj_swap")
         assert items[f"cand_{g}"].tolist() == [made, made, False], g
         assert items[f"mined_{g}"].tolist() == [made, made, False], g
@@ -119,7 +119,7 @@ def test_caption_items_by_hand(nlp) -> None:
     assert items["n_candidates"].tolist() == [3, 3, 0]
 
 
-def test_max_negatives_keeps_the_first_in_generator_order(nlp) -> None:
+def test_max_negatives_keeps_the_first_in_swap_order(nlp) -> None:
     items = caption_items([ABOVE], nlp, np.random.default_rng(0), max_negatives=2)
     row = items.iloc[0]
     assert (row["cand_adj_swap"], row["mined_adj_swap"]) == (True, False)
@@ -151,7 +151,7 @@ def test_bad_arguments(nlp) -> None:
     with pytest.raises(ValueError, match="max_negatives"):
         caption_items([CAT], nlp, rng, max_negatives=0)
     with pytest.raises(ValueError, match="swap_nonsense"):
-        caption_items([CAT], nlp, rng, generators=["np_swap", "swap_nonsense"])
+        caption_items([CAT], nlp, rng, swaps=["np_swap", "swap_nonsense"])
     with pytest.raises(ValueError, match=r"captions\[0\]"):
         caption_items([3], nlp, rng)  # type: ignore[list-item]
     with pytest.raises(ValueError, match="no captions"):
@@ -164,7 +164,7 @@ def test_bad_arguments(nlp) -> None:
 def _item(n_words, has_and, flags, cand, mined, relswap) -> dict:
     row = {"caption": "", "n_words": n_words, "has_and": has_and,
            **dict(zip(("rel_world", "rel_vgr", "rel_word", "rel_objects"), flags, strict=True))}
-    for g in DEFAULT_GENERATORS:
+    for g in DEFAULT_SWAPS:
         row[f"cand_{g}"], row[f"mined_{g}"] = g in cand, g in mined
         if g in ("np_swap", "nn_swap", "nns_swap"):
             row[f"relswap_{g}"] = g in relswap

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from vlcomp.text.negclip_swaps import (
-    DEFAULT_GENERATORS,
-    SWAP_GENERATORS,
-    TSV_GENERATORS,
+    DEFAULT_SWAPS,
+    SWAP_RULES,
+    TSV_SWAPS,
     check_same,
     mine_negatives,
     negatives_for_doc,
@@ -47,14 +47,14 @@ def test_check_same(original: str, candidate: str, same: bool) -> None:
 
 
 def test_registry_names() -> None:
-    assert list(SWAP_GENERATORS) == ["np_swap", "vp_swap", "nn_swap", "nns_swap", "adv_swap", "adj_swap"]
-    assert DEFAULT_GENERATORS == tuple(SWAP_GENERATORS)
+    assert list(SWAP_RULES) == ["np_swap", "vp_swap", "nn_swap", "nns_swap", "adv_swap", "adj_swap"]
+    assert DEFAULT_SWAPS == tuple(SWAP_RULES)
 
 
 def test_argument_errors() -> None:
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="swap_nonsense"):
-        mine_negatives(["a cat"], rng, docs=[], generators=["np_swap", "swap_nonsense"])
+        mine_negatives(["a cat"], rng, docs=[], swaps=["np_swap", "swap_nonsense"])
     with pytest.raises(ValueError, match="numpy.random.Generator"):
         mine_negatives(["a cat"], 0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"captions\[0\]"):
@@ -114,7 +114,7 @@ def test_tsv_variant_reproduces_valid_tsv_verb_swap(nlp) -> None:
     caption = (
         "Two cows overlooking a mountain range and one is looking in the opposite direction of the other one."
     )
-    negs = mine_negatives([caption], np.random.default_rng(0), nlp, generators=TSV_GENERATORS)[0]
+    negs = mine_negatives([caption], np.random.default_rng(0), nlp, swaps=TSV_SWAPS)[0]
     # row 49 of valid_neg_clip.tsv
     assert (
         "Two cows looking a mountain range and one is overlooking in the opposite direction of the other one ."
@@ -130,12 +130,12 @@ def test_tsv_variant_reproduces_valid_tsv_verb_swap(nlp) -> None:
 def test_check_same_rejects_identical_swaps(nlp) -> None:
     doc = nlp("A man and a man.")
     assert nn_swap(doc, np.random.default_rng(0)) == "A man and a man ."  # swapping equal tokens
-    assert negatives_for_doc(doc, np.random.default_rng(0), generators=["nn_swap"]) == []
+    assert negatives_for_doc(doc, np.random.default_rng(0), swaps=["nn_swap"]) == []
     assert mine_negatives(["A man and a man.", "", "Pizza"], np.random.default_rng(0), nlp) == [[], [], []]
 
 
 @pytest.mark.spacy
-def test_generator_without_candidates_draws_nothing(nlp) -> None:
+def test_a_swap_rule_without_candidates_draws_nothing(nlp) -> None:
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     assert nn_swap(nlp("A dog runs."), rng) is None
@@ -143,7 +143,7 @@ def test_generator_without_candidates_draws_nothing(nlp) -> None:
 
 
 @pytest.mark.spacy
-def test_max_negatives_keeps_generator_order(nlp) -> None:
+def test_max_negatives_keeps_swap_order(nlp) -> None:
     caption = "A small white dog quickly chases a big black cat slowly across the green grass"
     all_negs = mine_negatives([caption], np.random.default_rng(1), nlp, max_negatives=5)[0]
     assert 2 <= len(all_negs) <= 5
@@ -172,11 +172,11 @@ def test_deterministic_per_seed(nlp) -> None:
 @pytest.mark.spacy
 def test_batch_equals_naive_loop(nlp) -> None:
     full = load_spacy(exclude=())  # the gist parses with the full pipeline, one caption at a time
-    for generators in (DEFAULT_GENERATORS, TSV_GENERATORS):
+    for swaps in (DEFAULT_SWAPS, TSV_SWAPS):
         rng = np.random.default_rng(42)
-        naive = [negatives_for_doc(full(c), rng, generators=generators) for c in CAPTIONS]
+        naive = [negatives_for_doc(full(c), rng, swaps=swaps) for c in CAPTIONS]
         batched = mine_negatives(
-            CAPTIONS, np.random.default_rng(42), nlp, generators=generators, batch_size=3
+            CAPTIONS, np.random.default_rng(42), nlp, swaps=swaps, batch_size=3
         )
         assert batched == naive
     docs = list(nlp.pipe(CAPTIONS))
@@ -246,7 +246,7 @@ def test_phrase_swap_of_equal_texts_is_no_candidate() -> None:
 def test_equal_noun_phrases_give_no_negative(nlp) -> None:
     doc = nlp("A big red dog chases a big red dog.")
     assert np_swap(doc, np.random.default_rng(0)) is None
-    assert negatives_for_doc(doc, np.random.default_rng(0), generators=["np_swap"]) == []
+    assert negatives_for_doc(doc, np.random.default_rng(0), swaps=["np_swap"]) == []
 
 
 @pytest.mark.spacy
@@ -272,6 +272,6 @@ def test_the_miner_honours_max_negatives_above_five(nlp) -> None:
 
     caption = "The old man slowly walks the big brown dog while two young girls quickly ride their red bikes past the tall trees"
     six = mine_negatives([caption], np.random.default_rng(1), nlp, max_negatives=6)[0]
-    assert len(six) == 6  # every one of the 6 generators has candidates here
+    assert len(six) == 6  # every one of the 6 swap rules has candidates here
     assert mine_captions([[caption]], nlp, np.random.default_rng(1), max_negatives=6) == [[six]]
     assert mine_captions([[caption]], nlp, np.random.default_rng(1), max_negatives=5) == [[six[:5]]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from vlcomp.methods import MethodConfig, ModelModifiers, finish_modifiers
+from vlcomp.methods import MethodConfig, Tuning, finish_modifiers
 from vlcomp.models.factory import ModelSpec, create_model
 from vlcomp.models.lora import LoraSpec
 from vlcomp.train import checkpoint as ckpt
@@ -16,7 +16,7 @@ from .test_resume import Interrupt, _assert_same, _stop_at
 from .tiny_run import ARCH, result, run
 
 #: LoRA on the text tower (rank 2, scaling 2), the image tower and the temperature frozen.
-METHOD = MethodConfig("negclip", "negclip", model=ModelModifiers(
+METHOD = MethodConfig("negclip", "negclip", paper="aro", tuning=Tuning(
     freeze=("image", "logit_scale"), lora=LoraSpec(towers=("text",), rank=2, alpha=4)))
 ADAPTED = ("attn.in_proj_weight", "attn.out_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
 
@@ -55,4 +55,4 @@ def test_resume_with_lora_adapters_is_bitwise(tmp_path, lora_reference):
 def test_a_method_without_lora_trains_as_before():
     """Modifiers without LoRA leave the loop's computation untouched: bitwise the plain run."""
     plain = result(*run())
-    _assert_same(result(*run(method=MethodConfig("negclip", "negclip"))), plain)
+    _assert_same(result(*run(method=MethodConfig("negclip", "negclip", paper="aro"))), plain)

@@ -29,7 +29,7 @@ def _state(model: torch.nn.Module) -> dict:
 
 
 def test_scratch_ignores_the_base_weights_and_is_deterministic(tmp_path):
-    scratch = MethodConfig(generator="g", loss="clip", init="scratch")
+    scratch = MethodConfig(generator="g", loss="clip", paper="aro", init="scratch")
     spec = ModelSpec(ARCH, str(tmp_path / "missing.pt"))  # never read
     a, _ = finetune_one(spec, _data(), scratch, CFG, seed=5, stream="s")
     b, _ = finetune_one(replace(spec, weights=None), _data(), scratch, CFG, seed=5, stream="s")
@@ -43,12 +43,12 @@ def test_base_init_starts_from_the_weights(tmp_path):
     save_checkpoint(base, tmp_path / "model.pt")
     spec = ModelSpec(ARCH, str(tmp_path / "model.pt"))
     tiny = replace(CFG, lr=1e-12)  # barely moves: the result stays next to the weights it started from
-    tuned, _ = finetune_one(spec, _data(), MethodConfig(generator="g", loss="clip"), tiny, seed=5, stream="s")
-    scratch, _ = finetune_one(spec, _data(), MethodConfig(generator="g", loss="clip", init="scratch"), tiny,
+    tuned, _ = finetune_one(spec, _data(), MethodConfig(generator="g", loss="clip", paper="aro"), tiny, seed=5, stream="s")
+    scratch, _ = finetune_one(spec, _data(), MethodConfig(generator="g", loss="clip", paper="aro", init="scratch"), tiny,
                               seed=5, stream="s")
     w = "text_projection"
     assert torch.allclose(tuned.state_dict()[w], base.state_dict()[w], atol=1e-6)
     assert not torch.allclose(scratch.state_dict()[w], base.state_dict()[w], atol=1e-3)
     with pytest.raises(FileNotFoundError):
-        finetune_one(ModelSpec(ARCH, str(tmp_path / "missing.pt")), _data(), MethodConfig(generator="g", loss="clip"),
+        finetune_one(ModelSpec(ARCH, str(tmp_path / "missing.pt")), _data(), MethodConfig(generator="g", loss="clip", paper="aro"),
                      CFG, seed=5, stream="s")

@@ -1,5 +1,5 @@
 """The ARO twins (VG-Relation / VG-Attribution) and the Karpathy-test twins, in the released layouts: read back by
-the paper profile's loaders, the PNG pixels equal to the world's, byte-identical rebuilds, closed vocabulary; the
+the real profile's loaders, the PNG pixels equal to the world's, byte-identical rebuilds, closed vocabulary; the
 zero-shot suites as image folders; the writers' round trips."""
 
 from __future__ import annotations

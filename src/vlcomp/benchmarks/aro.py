@@ -13,7 +13,7 @@ Per-item tables (one row per case, scores included) and the aggregates derived f
   ``aro/vg_attribution/{macro_acc, micro_acc, n_pairs, n_cases, tie_rate}``.
 - Both VG tasks carry two diagnostics (both profiles): the **wrong-image control** (every case scored again
   against another case's crop, a seeded derangement ``np_rng(seed, "evaluate", "wrong_image", name)`` with
-  ``seed`` = ``base.seed``: accuracy that survives the wrong image comes from a text-side prior, not from
+  ``seed`` = ``root_seed``: accuracy that survives the wrong image comes from a text-side prior, not from
   looking) and the **text-swap cosine** (cosine of the true caption and its swap under the text tower: 1 means no
   image can separate them). Keys ``aro/vg_*/wrong_image_macro_acc`` and ``aro/vg_*/text_swap_cosine``. The
   relation groups of Table 2 come from ``aro_relation_groups`` (a JSON file relation -> group; the toy twin
@@ -34,7 +34,7 @@ AMBIGUOUS (documented choices):
   here is 3 (``order_seeds``, an int n -> seeds 0..n-1, or a list), the count of the table this task reproduces
   and the same as the retrieval perturbations (5 until session 13; 3 saves 40 % of the Order scoring in every
   evaluation). Seed ``s`` draws from ``np_rng(seed, "benchmarks", "order", <coco|flickr>,
-  s)`` (``seed`` = ``base.seed``): reproducible per seed, not the reference's global-RNG draws.
+  s)`` (``seed`` = ``root_seed``): reproducible per seed, not the reference's global-RNG draws.
 - A VG box reaching outside its image stops the run naming the record (the loader's rule), whereas the
   reference's ``PIL.Image.crop`` would silently pad with black; ``aro_box_tolerance_px`` lets boxes overhang
   by that much (the released files were not available to check whether any do).

@@ -38,7 +38,7 @@ PREFIX = "crepe/negate"
 
 def image_roots(inputs: Mapping[str, Any]) -> tuple[Path, ...]:
     """``crepe_images``: one folder, or several searched in order (CREPE's ``VG_100K`` then ``VG_100K_2``) as a
-    list or a mapping name -> folder (the form ``paper_inputs`` resolves and the doctor checks); each must
+    list or a mapping name -> folder (the form ``real_inputs`` resolves and the doctor checks); each must
     exist."""
     value = need(inputs, "crepe_images", "crepe_negate")
     if isinstance(value, str | Path):

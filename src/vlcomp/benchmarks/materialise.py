@@ -10,7 +10,7 @@ test captions. The stage parses each caption file once and writes:
   ``pre_caption``-ed captions shuffled by each strategy of ARO Table 4; input ``<name>_shuffles``.
 
 Randomness: Order seed ``s`` uses ``np_rng(seed, "benchmarks", "order", <coco|flickr>, s)``, a text shuffle
-``np_rng(seed, "benchmarks", "retrieval", <coco|flickr>, strategy, s)`` (``seed`` = ``base.seed``).
+``np_rng(seed, "benchmarks", "retrieval", <coco|flickr>, strategy, s)`` (``seed`` = ``root_seed``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ A stage runs any list of them from params::
     tables = run_benchmarks(scorer, ["vg_relation", "sugarcrepe"], inputs)   # per-item DataFrames
     metrics = aggregate_tables(tables)                                       # MLflow-safe metric dict
 
-``inputs`` is a flat mapping of file/folder paths and options (the ``paper_inputs`` keys of params.yaml:
+``inputs`` is a flat mapping of file/folder paths and options (the ``real_inputs`` keys of params.yaml:
 ``aro_vg_relation``, ``aro_images``, ``coco_karpathy_test``, ...; each ``prepare_*`` docstring lists what it
 reads). Every benchmark is prepared (annotations read and checked) before the first one is scored, so a bad
 path or record fails in seconds. Image files are checked up front too (:class:`EngineOptions.check_images`).

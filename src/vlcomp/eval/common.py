@@ -1,4 +1,4 @@
-"""Small helpers shared by the paper-profile runners: reading the inputs mapping, MLflow-safe key parts."""
+"""Small helpers shared by the real-profile runners: reading the inputs mapping, MLflow-safe key parts."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def need(inputs: Mapping[str, Any], key: str, bench: str) -> Any:
     """``inputs[key]``; a missing or empty value is an error naming the benchmark and the parameter."""
     value = inputs.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise ValueError(f"{bench}: input {key!r} is not set (params paper_inputs.{key})")
+        raise ValueError(f"{bench}: input {key!r} is not set (params real_inputs.{key})")
     return value
 
 

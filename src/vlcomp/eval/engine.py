@@ -1,4 +1,4 @@
-"""The scoring engine every paper-profile benchmark runs on: batched, each unique image and caption encoded once.
+"""The scoring engine every real-profile benchmark runs on: batched, each unique image and caption encoded once.
 
 Two task shapes cover all benchmarks:
 

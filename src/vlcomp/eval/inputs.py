@@ -2,11 +2,11 @@
 
 - Toy profile: every twin of ``benchmarks.twins`` is built from the world in its benchmark's released format
   (:mod:`vlcomp.twins`); its entries (paths relative to the benchmarks dir) make the manifest's inputs.
-- Paper profile: the inputs are ``paper_inputs`` (``$VAR`` expanded), the released files on disk.
+- Real profile: the inputs are ``real_inputs`` (``$VAR`` expanded), the released files on disk.
 
 Then, in both, the ARO text perturbations are materialised once (:mod:`vlcomp.benchmarks.materialise`), every
 benchmark of ``evaluate.benchmarks`` is prepared (every record validated) and every image it needs is looked for,
-before any model is scored. ``manifest.json`` holds ``inputs`` (the same keys as ``paper_inputs``), per benchmark
+before any model is scored. ``manifest.json`` holds ``inputs`` (the same keys as ``real_inputs``), per benchmark
 the items and distinct images, the twins' counts, and the SHA-256 of every annotation file, so a changed file
 shows up in every evaluation's provenance. :func:`read_manifest` gives the evaluate stage its inputs back, with
 relative paths resolved against the manifest's folder.
@@ -113,7 +113,7 @@ def build_manifest(names: Sequence[str], inputs: Mapping[str, Any], out: Path, *
 
 def read_manifest(benchmarks_dir: str | Path, seed: int | None = None) -> dict[str, Any]:
     """The evaluation inputs of a ``benchmarks`` stage output: the manifest's inputs with relative paths resolved
-    against its folder (and ``seed`` = ``base.seed`` for the benchmarks' seeded controls)."""
+    against its folder (and ``seed`` = ``root_seed`` for the benchmarks' seeded controls)."""
     d = Path(benchmarks_dir)
     manifest = read_json(d / "manifest.json")
     if not isinstance(manifest, dict) or not isinstance(manifest.get("inputs"), dict):
@@ -127,8 +127,8 @@ def read_manifest(benchmarks_dir: str | Path, seed: int | None = None) -> dict[s
 def finish_benchmarks(params: Mapping[str, Any], inputs: Mapping[str, Any], out: Path, *,
                      counts: Mapping[str, int] | None = None, names: Sequence[str] | None = None) -> dict[str, Any]:
     """The ``benchmarks`` stage's shared work into ``out``: given the profile's ``inputs`` (the toy twins built
-    into ``out``, or the paper profile's released files; :mod:`vlcomp.profiles.toy.benchmarks` /
-    :mod:`vlcomp.profiles.paper.benchmarks`), the materialised ARO perturbations and the checked manifest (written
+    into ``out``, or the real profile's released files; :mod:`vlcomp.profiles.toy.benchmarks` /
+    :mod:`vlcomp.profiles.real.benchmarks`), the materialised ARO perturbations and the checked manifest (written
     to ``out/manifest.json`` and returned). ``names`` defaults to ``evaluate.benchmarks``."""
     from ..benchmarks.materialise import materialise
     from ..config import build, section
@@ -137,7 +137,7 @@ def finish_benchmarks(params: Mapping[str, Any], inputs: Mapping[str, Any], out:
 
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
     names = list(names) if names is not None else evaluation_benchmarks(params)
-    seed, spacy_model = section(params, "base.seed"), section(params, "nlp.spacy_model")
+    seed, spacy_model = section(params, "root_seed"), section(params, "nlp.spacy_model")
     inputs = dict(inputs)
     inputs |= materialise(names, resolve(inputs, out), out, order_seeds=cfg.order_seeds,
                           shuffle_seeds=cfg.shuffle_seeds, seed=seed, shuffler=TextShuffler(spacy_model=spacy_model))
@@ -153,7 +153,7 @@ def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, 
     ``methods.<m>.benchmarks`` for the run's chain, :func:`vlcomp.config.chain_benchmarks`); with ``method``, that
     method's own subset where ``methods.<method>.benchmarks`` names one for the first chain (an ablation row scored
     on its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
-    (another base model's, ``base_models.<kind>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
+    (another base model's, ``base_models.<family>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
     outside it is an error."""
     from ..benchmarks import benchmarks_named
     from ..config import chain_benchmarks

@@ -4,8 +4,8 @@
 One output folder per model: ``items/<table>.parquet`` (per-item scores and decisions; parquet keeps dtypes
 and strings such as "None" exactly), ``metrics.json`` derived from the saved tables alone, ``provenance.json``.
 A folder is written atomically, so an interrupted or failed model never leaves a partial result over an older
-complete one. The paper profile's evaluation-only entry point (released checkpoints by name) is
-``vlcomp.profiles.paper.evaluate.evaluate_released``.
+complete one. The real profile's evaluation-only entry point (released checkpoints by name) is
+``vlcomp.profiles.real.evaluate.evaluate_released``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 
 
 def evaluation_inputs(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``paper_inputs`` expanded, with the spaCy pipeline of ``nlp.spacy_model`` (the Order perturbations)."""
-    inputs = expand_inputs(params.get("paper_inputs") or {})
+    """``real_inputs`` expanded, with the spaCy pipeline of ``nlp.spacy_model`` (the Order perturbations)."""
+    inputs = expand_inputs(params.get("real_inputs") or {})
     inputs.setdefault("spacy_model", (params.get("nlp") or {}).get("spacy_model"))
     return inputs
 

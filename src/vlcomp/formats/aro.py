@@ -74,7 +74,7 @@ def load_vg(path: str | Path, kind: str) -> list[VGCase]:
 
 def load_exclusions(path: str | Path) -> frozenset[str]:
     """Relation names left out of the VG-R macro (one per line; ``#`` starts a comment). ARO's notebook keeps a
-    157-entry list; the paper profile reads it from a file (params), not from code."""
+    157-entry list; the real profile reads it from a file (params), not from code."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: relation exclusion list not found")

@@ -72,7 +72,7 @@ def write_caption_tsv(path: str | Path, records: Sequence[dict]) -> Path:
     return path
 
 
-#: The positive the reference's BLOOM generator writes when its generation fails (catalog tsvlc.md §3.5).
+#: The positive the reference's BLOOM prompting writes when its generation fails (catalog tsvlc.md §3.5).
 FAILED_POSITIVE = "invalid"
 
 

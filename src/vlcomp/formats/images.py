@@ -1,12 +1,12 @@
 """Real image files as a lazily decoded uint8 array ``[N, S, S, 3]``.
 
-The toy pipeline indexes an in-memory ``images.npy``; the paper profile indexes :class:`ImageFiles` the same way
+The toy pipeline indexes an in-memory ``images.npy``; the real profile indexes :class:`ImageFiles` the same way
 (``images[idx]`` with an int, a slice or an int array), so the train loop, the miners and the encoders run
 unchanged. Each image is decoded with PIL when it is indexed, converted to RGB, resized so that its shorter side
 is ``S`` (bicubic) and centre-cropped to ``S x S``: open_clip's evaluation transform for CLIP models
 (``Resize(S, bicubic)`` + ``CenterCrop(S)``, pixel for pixel: a test compares with torchvision), before the CLIP mean/std normalisation that
 :func:`vlcomp.models.factory.to_tensor` applies. Training uses the same transform, not open_clip's
-``RandomResizedCrop(scale=(0.9, 1.0))`` (a documented deviation of the paper profile: the NegCLIP fork trains
+``RandomResizedCrop(scale=(0.9, 1.0))`` (a documented deviation of the real profile: the NegCLIP fork trains
 with open_clip's default train augmentation).
 """
 

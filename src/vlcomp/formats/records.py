@@ -1,6 +1,6 @@
 """Reading and checking released annotation files: every error names the file and the record.
 
-The loaders of ``vlcomp.formats`` read the benchmark files as their authors publish them (paper profile) and
+The loaders of ``vlcomp.formats`` read the benchmark files as their authors publish them (real profile) and
 stop at the first bad record with a :class:`RecordError` (a ``ValueError``) whose message starts with
 ``<file>: record <id>:``. Nothing here touches images except :func:`open_image`, which reads one lazily.
 """

@@ -38,7 +38,7 @@ The average: two conventions, both in CE-CLIP's Table 1 (catalog §2.3, §4.3 it
 CE-XVLM's 70.8 matches neither (catalog AMBIGUOUS); we do not try to reproduce it. The repo's third,
 7-category ``latex_results`` grouping (Actions and Coreference merged) is not a printed average and is left out.
 
-Runs without all 11 files (the toy twin has no coreference instruments; a paper run may select
+Runs without all 11 files (the toy twin has no coreference instruments; a real-profile run may select
 ``valse_instruments``): :func:`present_column_accuracies` gives the printed columns whose files are all present,
 :func:`average_over_present_instruments` / :func:`average_over_present_columns` the two conventions over what is
 present. With all 11 files they equal the two averages above.

@@ -57,8 +57,8 @@ class Generator:
 
     ``reads``: what ``model`` is. ``base``: the chain's base CLIP (NegCLIP's hard images), so the generator runs
     once per chain (stage ``mine@<name>-b<k>``, seeded by the chain); ``mlm``: ``(masked LM, tokenizer)`` of the
-    ``train_mlm`` stage; ``none``: None. The last two run once for every chain (stage ``generate@<name>``, seeded
-    by ``base.seed``): TSVLC's text generators are a property of the corpus, as the authors' precomputed
+    ``train_mlm`` stage; ``none``: None. The last two run once for every chain (stage ``mine@<name>``, seeded
+    by ``root_seed``): TSVLC's text generators are a property of the corpus, as the authors' precomputed
     positives are."""
 
     config: type

@@ -1,6 +1,6 @@
 """TSVLC's text generators (Doveh et al., CVPR 2023, §3.1): one-word negatives by rules and by unmasking, analogy
 positives, and the 50/50 mix of the two negative kinds. Each is a registered generator run once for every chain
-(``generate@<name>``): TSVLC edits only the text of the corpus, with no model of the chain.
+(``mine@<name>``): TSVLC edits only the text of the corpus, with no model of the chain.
 
 ==================  ======  ==================================================================================
 name                reads   writes

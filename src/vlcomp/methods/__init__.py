@@ -1,12 +1,12 @@
 """Fine-tuning methods: ``methods.<name>`` in params.yaml, one entry per method, each naming
 
 - ``generator``: the mined dataset it trains on (a key of ``mine``, whose generator, ``mine.<name>.generator`` or the
-  name itself, is a name of ``vlcomp.generators.GENERATORS``; stage ``mine@`` / ``generate@``);
+  name itself, is a name of ``vlcomp.generators.GENERATORS``; stage ``mine@``);
 - ``loss`` (a name of ``vlcomp.losses.LOSSES``), ``loss_args`` (its constructor's keywords) and ``loss_weights``
   (term name -> weight; a term not listed has weight 1);
 - ``batch``: its batch composition (:class:`BatchConfig`: which rows, K negatives, P positives, hard images);
-- ``model``: its model modifiers (:class:`ModelModifiers`: frozen towers, LoRA adapters on either tower);
-- ``base_model`` and ``init``: which base it starts from (a key of ``base_models``; default the chain's own base)
+- ``tuning``: what of the model it trains (:class:`Tuning`: frozen towers, LoRA adapters on either tower);
+- ``base_model`` and ``init``: which base it starts from (a family of ``base_models``; default the chain's own base)
   and whether from its weights (``base``) or from a random initialisation of its architecture (``scratch``);
 - ``paper`` and ``label``: where the reports put it and what they call it.
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from ..config import build, section
+from ..config import build, check_renamed, method_paper, section
 from ..models.lora import LoraSpec
 from ..models.towers import FREEZABLE
 
@@ -70,8 +70,8 @@ class BatchConfig:
 
 
 @dataclass(frozen=True)
-class ModelModifiers:
-    """``methods.<name>.model``. ``freeze``: parts whose weights stay fixed (the ``image`` / ``text`` towers,
+class Tuning:
+    """``methods.<name>.tuning``: what of the model a method trains. ``freeze``: parts whose weights stay fixed (the ``image`` / ``text`` towers,
     ``logit_scale``); ``lora``: LoRA adapters through peft (:class:`vlcomp.models.lora.LoraSpec`: ``towers``,
     ``rank``, ``alpha``, ``layers``), which freeze the adapted towers' own weights, train only the adapters there
     and are merged into the weights when training ends (TSVLC: ``lora: {towers: [image, text], rank: 4, alpha: 1,
@@ -93,8 +93,8 @@ class ModelModifiers:
             raise ValueError(f"lora.towers: {both} are also in freeze; a tower is either frozen or adapted")
 
 
-def model_modifiers(values: Any, where: str) -> ModelModifiers:
-    """``<where>`` (``methods.<name>.model``) checked, its ``lora`` mapping built into a :class:`LoraSpec`; a
+def tuning_config(values: Any, where: str) -> Tuning:
+    """``<where>`` (``methods.<name>.tuning``) checked, its ``lora`` mapping built into a :class:`LoraSpec`; a
     mistake is a ``ValueError`` naming the parameter."""
     if values is not None and not isinstance(values, dict):
         raise ValueError(f"params: {where} must be a mapping (freeze, lora), got {values!r}")
@@ -105,7 +105,7 @@ def model_modifiers(values: Any, where: str) -> ModelModifiers:
             raise ValueError(f"params: {where}.lora must be a mapping (towers, rank, alpha, layers) or null, "
                              f"got {lora!r}")
         lora = build(LoraSpec, lora, f"{where}.lora")
-    return build(ModelModifiers, {**values, "lora": lora}, where)
+    return build(Tuning, {**values, "lora": lora}, where)
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ class MethodConfig:
     batch: BatchConfig = field(default_factory=BatchConfig)
     loss_args: dict = field(default_factory=dict)
     loss_weights: dict = field(default_factory=dict)
-    model: ModelModifiers = field(default_factory=ModelModifiers)
-    paper: str = "aro"
+    tuning: Tuning = field(default_factory=Tuning)
+    paper: str = field(kw_only=True)  # the paper the method belongs to (a key of ``papers``): no default
     label: str = ""
     positives_from: str | None = None  # a second generator whose ``positives`` the batch reads (None: ``generator``)
     lr_from: str | None = None  # train at the rate swept for this other method (None: its own sweep)
@@ -139,8 +139,8 @@ class MethodConfig:
     def __post_init__(self) -> None:
         if self.init not in INITS:
             raise ValueError(f"init={self.init!r}: must be one of {', '.join(INITS)}")
-        if self.init == "scratch" and self.model.lora is not None:
-            raise ValueError("init=scratch with model.lora: a run from scratch trains every weight (no adapters)")
+        if self.init == "scratch" and self.tuning.lora is not None:
+            raise ValueError("init=scratch with tuning.lora: a run from scratch trains every weight (no adapters)")
         for k, low in (("batch_size", 1), ("warmup_steps", 0)):
             v = getattr(self, k)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
@@ -182,9 +182,11 @@ def method_config(params: dict[str, Any], name: str) -> MethodConfig:
         raise ValueError(f"params: unknown method {name!r}; known: {', '.join(sorted(methods))}")
     raw = dict(methods[name] or {})
     where = f"methods.{name}"
+    check_renamed({"methods": {name: raw}})
+    method_paper(params, name)  # required: a clear error naming the method
     batch = build(BatchConfig, raw.pop("batch", None), f"{where}.batch")
-    model = model_modifiers(raw.pop("model", None), f"{where}.model")
-    cfg = build(MethodConfig, {**raw, "batch": batch, "model": model}, where)
+    tuning = tuning_config(raw.pop("tuning", None), f"{where}.tuning")
+    cfg = build(MethodConfig, {**raw, "batch": batch, "tuning": tuning}, where)
     from ..config import chain_benchmarks, registered_generator
     from ..generators import GENERATORS
     from ..losses import LOSSES
@@ -300,22 +302,22 @@ def make_loss(method: MethodConfig) -> torch.nn.Module:
 
 
 def apply_modifiers(model: torch.nn.Module, method: MethodConfig, *, seed: int = 0) -> torch.nn.Module:
-    """Freeze the parts ``method.model.freeze`` names (their parameters get no gradient and no optimiser state;
-    :mod:`vlcomp.models.towers`), then add the LoRA adapters of ``method.model.lora`` (in place; A initialised
+    """Freeze the parts ``method.tuning.freeze`` names (their parameters get no gradient and no optimiser state;
+    :mod:`vlcomp.models.towers`), then add the LoRA adapters of ``method.tuning.lora`` (in place; A initialised
     from ``seed``; :func:`vlcomp.models.lora.add_lora`). Undo LoRA's wrappers with :func:`finish_modifiers`."""
     from ..models.lora import add_lora
     from ..models.towers import freeze
 
-    freeze(model, method.model.freeze)
-    if method.model.lora is not None:
-        add_lora(model, method.model.lora, seed=seed)
+    freeze(model, method.tuning.freeze)
+    if method.tuning.lora is not None:
+        add_lora(model, method.tuning.lora, seed=seed)
     return model
 
 
 def finish_modifiers(model: torch.nn.Module, method: MethodConfig) -> torch.nn.Module:
     """The trained model as a plain open_clip model: LoRA adapters merged into the weights
     (:func:`vlcomp.models.lora.merge_lora`); without LoRA, ``model`` untouched."""
-    if method.model.lora is None:
+    if method.tuning.lora is None:
         return model
     from ..models.lora import merge_lora
 

@@ -156,7 +156,7 @@ def encode_images(model: torch.nn.Module, images: np.ndarray | Sequence[np.ndarr
                   perturb: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
     """L2-normalised image features [N, D]. ``images`` is uint8 [N, H, W, 3] or a list of such arrays of any
     size (crops); each is resized to the model's input. ``perturb`` runs on the preprocessed batch (ARO's
-    image shuffles act on the model-preprocessed tensor). Batches run on the model's device (the paper profile's
+    image shuffles act on the model-preprocessed tensor). Batches run on the model's device (the real profile's
     GPU); the features come back on the CPU."""
     model.eval()
     size = image_size(model)

@@ -1,7 +1,7 @@
 """Create CLIP models by (architecture, weights) from the architecture registry.
 
 Tiny toy architectures are open_clip JSON configs shipped in ``vlcomp/models/configs`` and registered with
-``open_clip.add_model_config``; the paper profile uses open_clip's own names (``ViT-B-32`` + ``openai``).
+``open_clip.add_model_config``; the real profile uses open_clip's own names (``ViT-B-32`` + ``openai``).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def create_model(spec: ModelSpec, *, init_seed: int | None = None) -> torch.nn.M
 
     register_toy_configs()
     if spec.arch not in ARCHITECTURES and spec.arch not in open_clip.list_models():
-        raise ValueError(f"model.arch={spec.arch!r}: unknown architecture; toy ones: {ARCHITECTURES.names()}")
+        raise ValueError(f"clip.arch={spec.arch!r}: unknown architecture; toy ones: {ARCHITECTURES.names()}")
     weights = spec.weights
     is_file = weights is not None and (weights.endswith((".pt", ".pth", ".safetensors")) or "/" in weights)
     with _seeded(init_seed), _quiet_random_init(weights is None or is_file):

@@ -1,11 +1,11 @@
 """LoRA on open_clip models through peft, shared by training (a method's model modifier) and loading (the
-paper profile's TSVLC checkpoints).
+real profile's TSVLC checkpoints).
 
 An adapted weight computes ``W + alpha / r * B @ A`` (A ``[r, in]``, B ``[out, r]``): peft's
 ``LoraConfig(r, lora_alpha)``, no rsLoRA, no dropout (peft cannot apply dropout to a parameter target, and TSVLC
 uses none).
 
-**Where** (:class:`LoraSpec`, ``methods.<m>.model.lora`` in params.yaml): ``towers`` (``image`` = ``visual.*``,
+**Where** (:class:`LoraSpec`, ``methods.<m>.tuning.lora`` in params.yaml): ``towers`` (``image`` = ``visual.*``,
 ``text`` = the rest; :mod:`vlcomp.models.towers`) and ``layers``:
 
 - ``attn``: every ``nn.MultiheadAttention``, its packed q/k/v ``in_proj_weight`` and its ``out_proj``;
@@ -72,7 +72,7 @@ STATE_PREFIX = "base_model.model."
 
 @dataclass(frozen=True)
 class LoraSpec:
-    """``methods.<m>.model.lora``: LoRA adapters on ``layers`` of ``towers``, rank ``rank``, scaling
+    """``methods.<m>.tuning.lora``: LoRA adapters on ``layers`` of ``towers``, rank ``rank``, scaling
     ``alpha / rank``."""
 
     towers: tuple[str, ...] = TOWERS

@@ -1,4 +1,4 @@
-"""The scoring contract every evaluated model meets (toy tiny CLIPs and the paper profile's real models).
+"""The scoring contract every evaluated model meets (toy tiny CLIPs and the real profile's real models).
 
 A benchmark never touches a model directly; it asks an :class:`ImageTextScorer` for scores:
 
@@ -23,8 +23,8 @@ the places where the reference code does not run the cross encoder:
 - FLAVA: the unimodal ``get_image_features`` / ``get_text_features`` [CLS] embeddings, which is what ARO's
   retrieval tables report (ITM is used for the ARO pair tasks only); ``retrieval_mode = "dual_view"``.
 
-Dual scorers need no ``dual_view``. The paper profile builds every scorer from its ``params.yaml`` spec with
-:func:`vlcomp.profiles.paper.zoo.build_scorer`; the open_clip families (CLIP, NegCLIP, CE-CLIP, CoN-CLIP, TSVLC)
+Dual scorers need no ``dual_view``. The real profile builds every scorer from its ``params.yaml`` spec with
+:func:`vlcomp.profiles.real.zoo.build_scorer`; the open_clip families (CLIP, NegCLIP, CE-CLIP, CoN-CLIP, TSVLC)
 are :class:`OpenClipScorer` instances, BLIP and FLAVA are ``zoo.BlipScorer`` / ``zoo.FlavaScorer``.
 """
 

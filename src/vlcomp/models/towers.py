@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import torch
 
 TOWERS = ("image", "text")
-#: What ``methods.<m>.model.freeze`` may name: a tower, or the learnable temperature (TSVLC's LoRA runs keep it
+#: What ``methods.<m>.tuning.freeze`` may name: a tower, or the learnable temperature (TSVLC's LoRA runs keep it
 #: at its pretrained value).
 FREEZABLE = (*TOWERS, "logit_scale")
 

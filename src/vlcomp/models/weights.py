@@ -10,7 +10,7 @@ a non-tensor entry, missing or unexpected keys and shape mismatches are ``ValueE
 ``nn.GELU``: given the ``openai`` tag, open_clip 3.x only *warns*; given a checkpoint by path it says
 nothing - the bug behind ARO issues #32 / #35 and sugar-crepe #7 (NegCLIP / CE-CLIP numbers shift by points).
 :func:`resolve_quick_gelu` forces QuickGELU for a tag whose open_clip pretrained config says ``quick_gelu``
-(``openai``) and for ``openai_derived: true`` checkpoints (the paper profile's zoo passes ``openai_derived`` for
+(``openai``) and for ``openai_derived: true`` checkpoints (the real profile's zoo passes ``openai_derived`` for
 every CoN-CLIP / TSVLC model). A file without ``openai_derived`` is an error (no silent default); so is
 ``quick_gelu: false`` with OpenAI-derived weights, and an ``openai_derived`` contradicting the tag.
 """

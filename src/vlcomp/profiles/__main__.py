@@ -1,4 +1,4 @@
-"""``python -m vlcomp.profiles [toy|paper]``: see :mod:`vlcomp.profiles.switch`."""
+"""``python -m vlcomp.profiles [toy|real]``: see :mod:`vlcomp.profiles.switch`."""
 
 import sys
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..config import method_paper
 from .tree import (
     BASE_METHOD,
     Chain,
@@ -62,7 +63,7 @@ class Methods:
 def methods_of(params: Mapping, paper: str | None = None) -> Methods:
     """The base model and every method of ``params`` (those of ``paper`` only, when given), in params order."""
     ms = params.get("methods") or {}
-    chosen = [m for m, v in ms.items() if paper is None or (v or {}).get("paper", "aro") == paper]
+    chosen = [m for m, v in ms.items() if paper is None or method_paper(params, m) == paper]
     return Methods((BASE_METHOD, *chosen), {m: (ms[m] or {}).get("label") or m for m in chosen})
 
 

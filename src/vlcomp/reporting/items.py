@@ -176,7 +176,7 @@ def metric_value(scores: ItemScores) -> float:
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """The ledger's bootstrap: ``seed`` (the root of every interval's generator; the ledger derives one per
+    """The ledger's bootstrap: ``seed`` (the root of every interval's random draws; the ledger derives a stream per
     condition), ``confidence``, ``n_resamples`` and scipy's ``method`` (``percentile``, ``basic`` or ``BCa``)."""
 
     seed: int
@@ -186,7 +186,7 @@ class Bootstrap:
 
     def describe(self) -> str:
         return (f"{self.confidence:.0%} {self.method} interval, paired bootstrap over items "
-                f"(scipy.stats.bootstrap, {self.n_resamples:,} resamples, generator seeded from base.seed)")
+                f"(scipy.stats.bootstrap, {self.n_resamples:,} resamples, draws seeded from root_seed)")
 
 
 def paired_interval(diff: ItemScores, rng: np.random.Generator, spec: Bootstrap) -> tuple[float, float]:

@@ -200,6 +200,6 @@ def not_expressible_html(df: pd.DataFrame) -> str:
     body = "".join(f"<tr><td>{html.escape(r.twin)}</td><td>{html.escape(r.part)}</td><td>{html.escape(r.why)}</td></tr>"
                    for r in df.itertuples())
     return ("<h2>What the toy twins cannot express</h2><p>Parts of the papers' benchmarks that the toy world has no "
-            "words or scenes for; they are left out of the twins (toy profile only; the paper profile reads the "
+            "words or scenes for; they are left out of the twins (toy profile only; the real profile reads the "
             f"released files whole).</p><table {TABLE_ATTRS}>"
             f"<tr><th>twin</th><th>left out</th><th>why</th></tr>{body}</table>")

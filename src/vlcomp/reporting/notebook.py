@@ -2,7 +2,7 @@
 and render it to self-contained HTML with nbconvert.
 
 One template serves both profiles. Its ``parameters`` cell declares ``profile``; a cell tagged
-``profile-<name>`` (:func:`profile_tag`: ``profile-toy``, ``profile-paper``) belongs to that profile's sections
+``profile-<name>`` (:func:`profile_tag`: ``profile-toy``, ``profile-real``) belongs to that profile's sections
 only and is dropped before the other profile's run; untagged cells run for both.
 """
 

@@ -9,7 +9,7 @@
   ``CONCLIP-T7``, ``HP-T1``: it starts with the paper's prefix); ``source``: where the paper prints it
   (``Table 2``, ``Table 1(a)``, ``text, E2 (Sec. 5)``);
 - ``model``: whose number it is, named as the code comparing it names models: ARO's models (``clip``,
-  ``negclip``, ..., ``chance``; empty for Table 2's sample counts), the paper profile's ``paper_models`` keys for
+  ``negclip``, ..., ``chance``; empty for Table 2's sample counts), the real profile's ``released_models`` keys for
   CE-CLIP, CoN-CLIP and Hard Positives, and for TSVLC the toy method the printed row stands for (a ``methods`` key
   of params; ``clip`` for the un-fine-tuned default base, ``clip_vit`` / ``clip_cyclip`` for the other base models;
   empty where the toy has no counterpart);

@@ -1,4 +1,4 @@
-"""Printed numbers of the CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives papers for the models the paper profile
+"""Printed numbers of the CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives papers for the models the real profile
 can load, next to the reproduced ones.
 
 The numbers are transcribed once from the paper catalogs (``/work/shared/papers/{ce_clip,conclip,tsvlc,
@@ -9,7 +9,7 @@ hard_positives}.md``) into the packaged ``vlcomp/data/printed/<paper>.csv`` (the
 
 - ``paper``: ``ceclip``, ``conclip``, ``tsvlc`` or ``hardpos`` (:data:`PAPERS`);
 - ``artifact``: the catalog's artifact id (``CE-T1``, ``CONCLIP-T3``, ``TSVLC-T1a``, ``HP-T7``, ...);
-- ``model``: a ``paper_models`` key of the paper profile (:data:`MODELS`);
+- ``model``: a ``released_models`` key of the real profile (:data:`MODELS`);
 - ``benchmark``: a :data:`vlcomp.benchmarks.registry.BENCHMARKS` name (the files' ``dataset``), ``metric_key``
   the exact key its aggregate function writes (the files' ``metric``, e.g. ``sugarcrepe/replace/macro_acc``,
   ``ccneg/word/no/k/1/acc``);
@@ -19,7 +19,7 @@ hard_positives}.md``) into the packaged ``vlcomp/data/printed/<paper>.csv`` (the
   the TSVLC variant, a metric mapping that is not certain), separated by ``" | "`` (:data:`NOTE_SEPARATOR`), or
   empty.
 
-CE-CLIP's, CoN-CLIP's and Hard Positives' files hold only such numbers, named by ``paper_models`` keys (checked
+CE-CLIP's, CoN-CLIP's and Hard Positives' files hold only such numbers, named by ``released_models`` keys (checked
 here: models, benchmarks, metric keys). TSVLC's file holds every printed cell of its Tables 1-3, named by the toy
 methods the printed rows stand for; this view takes the VL-CheckList values (no deltas) of the rows a released
 checkpoint stands for (:data:`TSVLC_RELEASED`, :data:`TSVLC_BENCHMARK`) and reads Table 3's attribute columns as
@@ -59,7 +59,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     paper: (title, PRINTED_PAPERS[paper][0])
     for paper, title in (("ceclip", "CE-CLIP"), ("conclip", "CoN-CLIP"), ("tsvlc", "TSVLC"), ("hardpos", "Hard Positives"))
 }
-#: The models the paper profile loads (``paper_models`` keys of ``profiles/paper.yaml``).
+#: The models the real profile loads (``released_models`` keys of ``profiles/real.yaml``).
 MODELS = frozenset({"clip", "negclip", "ceclip", "conclip", "tsvlc", "blip", "flava"})
 #: The metric-key prefix each benchmark's aggregate function writes.
 KEY_PREFIX: dict[str, str] = {
@@ -83,8 +83,8 @@ KEY_COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "metric_key")
 #: ``model`` of ``tsvlc.csv``) -> the checkpoint: the un-fine-tuned CLIP ViT-B/32, and the RB+LLM-negatives LoRA
 #: adapter, the one TSVLC released (what ``tsvlc`` loads).
 TSVLC_RELEASED: dict[str, str] = {"clip": "clip", "tsvlc_rbllm": "tsvlc"}
-#: The benchmark of TSVLC's numbers the released checkpoints are compared on: the paper profile has VL-CheckList
-#: files but no ELEVATER ones (``profiles/paper.yaml``), so the 21-task zero-shot means are left out.
+#: The benchmark of TSVLC's numbers the released checkpoints are compared on: the real profile has VL-CheckList
+#: files but no ELEVATER ones (``profiles/real.yaml``), so the 21-task zero-shot means are left out.
 TSVLC_BENCHMARK = "vlchecklist"
 #: Table 3's attribute columns (``tsvlc.csv``'s keys: the printed labels) -> the released checkpoint's key compared
 #: with each. TSVLC's evaluation code prints the corpus categories under shifted labels

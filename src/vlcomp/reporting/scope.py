@@ -49,7 +49,7 @@ def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = (
         methods = tuple(dict.fromkeys(spec.get("method") for spec in variants.values()))
     runs = {v: spec for v, spec in variants.items() if spec.get("method") in methods}
     used = {spec.get("base") for spec in runs.values()}
-    bases = tuple(b for b, spec in _section(params, "bases").items() if not (spec or {}).get("model") or b in used)
+    bases = tuple(b for b, spec in _section(params, "bases").items() if not (spec or {}).get("family") or b in used)
     selections = tuple(dict.fromkeys([*(s for spec in runs.values() if (s := spec.get("selection"))),
                                       *(s for s, spec in _section(params, "selections").items()
                                         if (spec or {}).get("method") in methods)]))
@@ -58,7 +58,6 @@ def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = (
     specs = _section(params, "methods")
     own = {g for m in own_methods for g in ((specs[m] or {}).get("generator"), (specs[m] or {}).get("positives_from"))
            if g}
-    mined += [d for s in ("mining", "generating") for d, item in _section(params, s).items()
-              if (item or {}).get("generator") in own]
+    mined += [d for d, item in _section(params, "mining").items() if (item or {}).get("generator") in own]
     mined = tuple(dict.fromkeys(mined))
     return Scope(paper, methods, tuple(runs), bases, selections, mined)

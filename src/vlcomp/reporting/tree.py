@@ -7,7 +7,7 @@ Layout (the evaluate stages' DVC outputs):
   ``clip`` when params have no ``bases``) and each fine-tuned variant of params ``variants``
   (``<method>-b<k>s<s>``);
 - ``<metrics_dir>/released/<name>/{metrics,provenance}.json``: the papers' released checkpoints (keys of params
-  ``paper_models``) evaluated as they are, source :data:`RELEASED`.
+  ``released_models``) evaluated as they are, source :data:`RELEASED`.
 
 :func:`model_dirs`, :func:`read_metrics` and :func:`read_provenance` read the files (the toy report's long table,
 :func:`vlcomp.reporting.collect.collect`, is built on them). :func:`read_tree` returns a :class:`MetricsTree`: every
@@ -46,7 +46,7 @@ from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
 from ..config import BASE_METHOD, base_model_name
 from ..tracking import EVALUATE_EXPERIMENT, RUNS_DIR
 
-TOY_PROFILE, PAPER_PROFILE = "toy", "paper"  # the values of params ``profile``
+TOY_PROFILE, REAL_PROFILE = "toy", "real"  # the values of params ``profile``
 PIPELINE, RELEASED = "pipeline", "released"  # where a model comes from (ModelResult.source)
 RELEASED_SUBDIR = "released"
 #: The provenance fields every table shows (deterministic: the same re-run gives the same values).
@@ -187,7 +187,7 @@ def run_record_fields(stage: str) -> dict[str, str]:
 class ModelResult:
     """One model of the tree: present (a metrics folder of the profile) or expected but missing."""
 
-    name: str  # folder name (``negclip-b0s0``; a released checkpoint's ``paper_models`` key)
+    name: str  # folder name (``negclip-b0s0``; a released checkpoint's ``released_models`` key)
     source: str  # PIPELINE or RELEASED
     method: str  # pipeline: the variant's method (``clip`` for a base model); released: the name
     seed: str  # the fine-tuning seed ("" for a base model and a released checkpoint)
@@ -285,7 +285,7 @@ def read_tree(metrics_dir: str | Path, params_path: str | Path, models_dir: str 
          models: Iterable[str] | None = None) -> MetricsTree:
     """Read the metrics tree of ``profile``: pipeline models (:func:`expected_pipeline_models`; with ``models``, a
     paper's :attr:`vlcomp.reporting.scope.Scope.models`, only those) and released checkpoints (params
-    ``paper_models``), each present or missing and matched with ``paper_values``, plus the folders ignored because
+    ``released_models``), each present or missing and matched with ``paper_values``, plus the folders ignored because
     they belong to no model of ``profile``."""
     metrics_dir, params_path = Path(metrics_dir), Path(params_path)
     params = read_params(params_path)
@@ -298,7 +298,7 @@ def read_tree(metrics_dir: str | Path, params_path: str | Path, models_dir: str 
     rel_root = metrics_dir / released_subdir
     rel, ign_rel = _scan(rel_root, RELEASED, profile, params, paper_values)
     models = (_ordered(pipe, expected, PIPELINE, metrics_dir, params, paper_values)
-              + _ordered(rel, list(_section(params, "paper_models")), RELEASED, rel_root, params, paper_values))
+              + _ordered(rel, list(_section(params, "released_models")), RELEASED, rel_root, params, paper_values))
     return MetricsTree(models, ign_pipe + ign_rel, params, paper_values, profile, metrics_dir, Path(models_dir),
                        params_path)
 

@@ -2,12 +2,12 @@
 different wording and the same meaning ("a woman standing left to a sitting cat" <-> "a cat sitting to the right
 of a standing woman"), used as the positive of the text-text / image-text similarity terms.
 
-One interface, two implementations, so the generator stage can call either by profile:
+One interface, two implementations, so the ``tsvlc_analogy`` generator (stage ``mine@``) can call either by profile:
 
 - :class:`AnalogyGenerator` (protocol): ``gen(captions, scenes) -> list[str | None]``, one entry per caption.
   ``None`` means "no positive for this caption"; the training side then uses the **original caption** as its
   positive, as the reference does (an image without a positive file gets its own caption).
-- :class:`LlmAnalogies` (paper profile): few-shot prompting of a causal LM with the reference's 4-shot prompt
+- :class:`LlmAnalogies` (real profile): few-shot prompting of a causal LM with the reference's 4-shot prompt
   (:data:`PROMPT_TEMPLATE`, verbatim), greedy decoding, the continuation cut at the first ``'.'``.
 - :class:`SceneParaphrases` (toy profile): scene-graph-exact paraphrases of the toy world's captions: the
   converse of a stated relation (checked against the scene graph), attributes moved into a relative clause,
@@ -23,7 +23,7 @@ Reference behaviour and what is done here (catalog §3.5):
 
 - *Which BLOOM* is **AMBIGUOUS**: the released positives were probably made with the full BLOOM-176B
   (``bloom_model.py`` streams it block by block, greedy argmax), while the prompt comes from a commented-out
-  ``BloomGen`` class that loads ``bigscience/bloom-560m``. The paper profile takes the model name from params and
+  ``BloomGen`` class that loads ``bigscience/bloom-560m``. The real profile takes the model name from params and
   loads it with :func:`load_causal_lm` (offline, local files only).
 - *Length*: the reference used ``max_length=150`` for the whole sequence (prompt included); here the budget is
   ``max_new_tokens`` for the continuation alone (40 by default; the 4-shot prompt alone is ~100 BLOOM tokens, so
@@ -108,7 +108,7 @@ def _same_text(a: str, b: str) -> bool:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Paper profile: LLM few-shot prompting
+# Real profile: LLM few-shot prompting
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -163,7 +163,7 @@ def load_causal_lm(name_or_path: str | Path, *, dtype: Any = None) -> tuple[Any,
 
 
 class LlmAnalogies:
-    """Analogy positives from a causal LM (paper profile): the reference's 4-shot prompt, greedy decoding.
+    """Analogy positives from a causal LM (real profile): the reference's 4-shot prompt, greedy decoding.
 
     ``model``: a transformers causal LM (``generate``); ``tokenizer``: its tokenizer (a pad token, or else an eos
     token used for padding). Prompts are left-padded in batches of ``batch_size``; at most ``max_new_tokens`` are

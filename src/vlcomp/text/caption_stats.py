@@ -32,8 +32,8 @@ accompaniment: "a man with a hat"; not an ARO VG-Relation relation), and non-spa
 Negatives. Types as the issue names them (:data:`NEGATIVE_TYPE_OF`): noun phrase (``np_swap``), noun
 (``nn_swap`` + ``nns_swap``), adjective, verb phrase, adverb. Three levels:
 
-- ``candidate``: every negative a generator makes (None and :func:`check_same` dropped), before the cap;
-- ``mined``: the first ``max_negatives`` of them in generator order: what the miner writes;
+- ``candidate``: every negative a swap rule makes (None and :func:`check_same` dropped), before the cap;
+- ``mined``: the first ``max_negatives`` of them in swap order: what the miner writes;
 - ``drawn``: what NegCLIP fine-tuning draws: each time a row is in a batch it draws ``draws``
   (``methods.negclip.batch.negatives``, 1) of its mined negatives uniformly without replacement
   (``vlcomp.train.data``), so a mined negative has weight ``min(draws, n) / n`` (n = the caption's mined
@@ -62,10 +62,10 @@ import pandas as pd
 from ..metrics.aro import VG_SPATIAL_RELATIONS, VG_VERB_RELATIONS
 from ..world.concepts import RELATIONS
 from .negclip_swaps import (
-    DEFAULT_GENERATORS,
-    EXTRA_SWAP_GENERATORS,
+    DEFAULT_SWAPS,
+    EXTRA_SWAP_RULES,
     MAX_NEGATIVES,
-    SWAP_GENERATORS,
+    SWAP_RULES,
     check_same,
     verb_phrase_spans,
 )
@@ -90,15 +90,15 @@ SPATIAL_PREPOSITIONS: frozenset[str] = frozenset((
 NON_RELATION_VERBS: frozenset[str] = frozenset((
     "am", "is", "are", "was", "were", "be", "been", "being", "'s", "'re", "has", "have", "had", "having",
 ))  # fmt: skip
-#: NegCLIP generator -> the negative type the issue names.
+#: NegCLIP swap rule -> the negative type the issue names.
 NEGATIVE_TYPE_OF: dict[str, str] = {
     "np_swap": "noun_phrase", "vp_swap": "verb_phrase", "nn_swap": "noun", "nns_swap": "noun",
     "adv_swap": "adverb", "adj_swap": "adjective", "verb_swap": "verb",
 }  # fmt: skip
-#: The types reported for the default generators, in the issue's order.
+#: The types reported for the default swap rules, in the issue's order.
 NEGATIVE_TYPES: tuple[str, ...] = ("noun_phrase", "noun", "adjective", "verb_phrase", "adverb")
-#: Generators whose swaps can exchange a relation's subject and object.
-NOUN_GENERATORS: tuple[str, ...] = ("np_swap", "nn_swap", "nns_swap")
+#: Swap rules whose swaps can exchange a relation's subject and object.
+NOUN_SWAPS: tuple[str, ...] = ("np_swap", "nn_swap", "nns_swap")
 RELATION_DEFINITIONS: tuple[str, ...] = ("rel_world", "rel_vgr", "rel_word", "rel_objects")
 LEVELS: tuple[str, ...] = ("candidate", "mined", "drawn")
 
@@ -167,11 +167,11 @@ def swap_around_relation(doc: Doc, a: Span, b: Span) -> bool:
     return (not any(t.pos_ in _NOUNS for t in between)) and any(is_relation_word(t) for t in between)
 
 
-def swap_elements(doc: Doc, generator: str) -> list[Span]:
-    """The candidate elements a generator of :mod:`vlcomp.text.negclip_swaps` picks two of, in its order."""
-    if generator == "np_swap":
+def swap_elements(doc: Doc, swap: str) -> list[Span]:
+    """The candidate elements a swap rule of :mod:`vlcomp.text.negclip_swaps` picks two of, in its order."""
+    if swap == "np_swap":
         return [c for c in doc.noun_chunks if len(c.text.split()) > 2]
-    if generator == "vp_swap":
+    if swap == "vp_swap":
         return verb_phrase_spans(doc)
     keep = {
         "nn_swap": lambda t: t.tag_ == "NN",
@@ -179,14 +179,14 @@ def swap_elements(doc: Doc, generator: str) -> list[Span]:
         "adv_swap": lambda t: t.pos_ == "ADV",
         "adj_swap": lambda t: t.pos_ == "ADJ",
         "verb_swap": lambda t: t.pos_ == "VERB",
-    }.get(generator)
+    }.get(swap)
     if keep is None:
-        raise ValueError(f"unknown swap generator {generator!r}; known: {', '.join(NEGATIVE_TYPE_OF)}")
+        raise ValueError(f"unknown swap rule {swap!r}; known: {', '.join(NEGATIVE_TYPE_OF)}")
     return [doc[t.i:t.i + 1] for t in doc if keep(t)]
 
 
 class _RecordingRng:
-    """A ``numpy.random.Generator`` stand-in that records the pairs the swap generators pick (same draws)."""
+    """A ``numpy.random.Generator`` stand-in that records the pairs the swap rules pick (same draws)."""
 
     def __init__(self, rng: np.random.Generator) -> None:
         self._rng = rng
@@ -198,9 +198,9 @@ class _RecordingRng:
         return out
 
 
-def _rebuilt(doc: Doc, generator: str, a: Span, b: Span) -> str:
+def _rebuilt(doc: Doc, swap: str, a: Span, b: Span) -> str:
     """The negative that swapping ``a`` and ``b`` gives, built as :mod:`negclip_swaps` builds it."""
-    if generator in ("np_swap", "vp_swap"):
+    if swap in ("np_swap", "vp_swap"):
         t = doc.text
         return (t[:a.start_char] + b.text + t[a.end_char:b.start_char] + a.text + t[b.end_char:]).lower()
     words = [t.text for t in doc]
@@ -208,13 +208,13 @@ def _rebuilt(doc: Doc, generator: str, a: Span, b: Span) -> str:
     return " ".join(words)
 
 
-def _negatives_of(doc: Doc, rng: np.random.Generator, generators: Sequence[str]) -> list[dict[str, Any]]:
-    """Every candidate negative of one caption with its generator and whether it is a subject/object swap.
+def _negatives_of(doc: Doc, rng: np.random.Generator, swaps: Sequence[str]) -> list[dict[str, Any]]:
+    """Every candidate negative of one caption with its swap rule and whether it is a subject/object swap.
     Draws exactly the random numbers :func:`negclip_swaps.negatives_for_doc` draws."""
-    known = {**SWAP_GENERATORS, **EXTRA_SWAP_GENERATORS}
+    known = {**SWAP_RULES, **EXTRA_SWAP_RULES}
     rec = _RecordingRng(rng)
     out = []
-    for name in generators:
+    for name in swaps:
         n_picks = len(rec.picks)
         cand = known[name](doc, rec)  # type: ignore[arg-type]
         if cand is None or check_same(doc.text, cand):
@@ -223,10 +223,10 @@ def _negatives_of(doc: Doc, rng: np.random.Generator, generators: Sequence[str])
             raise RuntimeError(f"{name}: expected one pair drawn for {doc.text!r}, got {rec.picks[n_picks:]}")
         elems = swap_elements(doc, name)
         a, b = sorted((elems[i] for i in rec.picks[-1]), key=lambda s: s.start)
-        if _rebuilt(doc, name, a, b) != cand:  # the elements here must be the ones the generator swapped
+        if _rebuilt(doc, name, a, b) != cand:  # the elements here must be the ones the swap rule swapped
             raise RuntimeError(f"{name}: swap_elements is out of step with negclip_swaps on {doc.text!r}")
-        out.append({"generator": name, "text": cand,
-                    "relation_swap": name in NOUN_GENERATORS and swap_around_relation(doc, a, b)})
+        out.append({"swap": name, "text": cand,
+                    "relation_swap": name in NOUN_SWAPS and swap_around_relation(doc, a, b)})
     return out
 
 
@@ -235,21 +235,21 @@ def caption_items(
     nlp: Language,
     rng: np.random.Generator,
     *,
-    generators: Sequence[str] = DEFAULT_GENERATORS,
+    swaps: Sequence[str] = DEFAULT_SWAPS,
     max_negatives: int = MAX_NEGATIVES,
     batch_size: int = 256,
 ) -> pd.DataFrame:
     """One row per caption (in order): ``caption``, ``n_words``, ``has_and``, the relation flags of
-    :data:`RELATION_DEFINITIONS`, then per generator ``g``: ``cand_<g>`` (it made a negative), ``mined_<g>``
-    (that negative is among the first ``max_negatives``) and, for :data:`NOUN_GENERATORS`, ``relswap_<g>``
+    :data:`RELATION_DEFINITIONS`, then per swap rule ``g``: ``cand_<g>`` (it made a negative), ``mined_<g>``
+    (that negative is among the first ``max_negatives``) and, for :data:`NOUN_SWAPS`, ``relswap_<g>``
     (the negative is a subject/object swap); ``n_candidates``, ``n_mined`` and ``negatives`` (the mined
     texts, as the miner writes them). ``rng`` is consumed as :func:`negclip_swaps.mine_negatives` consumes it,
     so with the miner's generator the mined negatives are the miner's."""
     captions = _check_captions(captions, "caption_items")
     _check_rng(rng, "caption_items")
-    bad = [g for g in generators if g not in NEGATIVE_TYPE_OF]
-    if isinstance(generators, str) or bad:
-        raise ValueError(f"caption_items: unknown generator(s) {bad or generators!r}; known: {', '.join(NEGATIVE_TYPE_OF)}")
+    bad = [g for g in swaps if g not in NEGATIVE_TYPE_OF]
+    if isinstance(swaps, str) or bad:
+        raise ValueError(f"caption_items: unknown swap rule(s) {bad or swaps!r}; known: {', '.join(NEGATIVE_TYPE_OF)}")
     if isinstance(max_negatives, bool) or not isinstance(max_negatives, int) or max_negatives < 1:
         raise ValueError(f"caption_items: max_negatives must be a positive int, got {max_negatives!r}")
     if "parser" not in nlp.pipe_names:
@@ -259,34 +259,34 @@ def caption_items(
         words = caption_words(doc.text)
         row: dict[str, Any] = {"caption": doc.text, "n_words": len(words), "has_and": "and" in words,
                                **relation_flags(doc)}
-        negs = _negatives_of(doc, rng, generators)
+        negs = _negatives_of(doc, rng, swaps)
         mined = negs[:max_negatives]
-        for g in generators:
-            row[f"cand_{g}"] = any(n["generator"] == g for n in negs)
-            row[f"mined_{g}"] = any(n["generator"] == g for n in mined)
-            if g in NOUN_GENERATORS:
-                row[f"relswap_{g}"] = any(n["generator"] == g and n["relation_swap"] for n in negs)
+        for g in swaps:
+            row[f"cand_{g}"] = any(n["swap"] == g for n in negs)
+            row[f"mined_{g}"] = any(n["swap"] == g for n in mined)
+            if g in NOUN_SWAPS:
+                row[f"relswap_{g}"] = any(n["swap"] == g and n["relation_swap"] for n in negs)
         row["n_candidates"], row["n_mined"] = len(negs), len(mined)
         row["negatives"] = [n["text"] for n in mined]
         rows.append(row)
-    return pd.DataFrame(rows, columns=_item_columns(generators))
+    return pd.DataFrame(rows, columns=_item_columns(swaps))
 
 
-def _item_columns(generators: Sequence[str]) -> list[str]:
+def _item_columns(swaps: Sequence[str]) -> list[str]:
     cols = ["caption", "n_words", "has_and", *RELATION_DEFINITIONS]
-    for g in generators:
-        cols += [f"cand_{g}", f"mined_{g}"] + ([f"relswap_{g}"] if g in NOUN_GENERATORS else [])
+    for g in swaps:
+        cols += [f"cand_{g}", f"mined_{g}"] + ([f"relswap_{g}"] if g in NOUN_SWAPS else [])
     return cols + ["n_candidates", "n_mined", "negatives"]
 
 
-def _generators_of(items: pd.DataFrame) -> list[str]:
+def _swaps_of(items: pd.DataFrame) -> list[str]:
     return [c[len("cand_"):] for c in items.columns if c.startswith("cand_")]
 
 
 def _weights(items: pd.DataFrame, level: str, draws: int) -> pd.DataFrame:
-    """Per caption and generator, the weight of its negative at ``level`` ([N, G], one column per generator):
+    """Per caption and swap rule, the weight of its negative at ``level`` ([N, G], one column per swap rule):
     1 if it exists at the level (``drawn``: the probability that the row draws it), else 0."""
-    gens = _generators_of(items)
+    gens = _swaps_of(items)
     if level not in LEVELS:
         raise ValueError(f"level {level!r}: must be one of {LEVELS}")
     prefix = "cand_" if level == "candidate" else "mined_"
@@ -306,7 +306,7 @@ def caption_statistics(items: pd.DataFrame, *, draws: int = 1) -> dict[str, floa
     - ``negatives_per_caption/<level>``: mean negatives per caption at ``candidate`` / ``mined`` level, and for
       ``drawn`` the negatives a training row draws (``min(draws, n_mined)``, averaged over captions with one);
     - ``neg_share/<level>/<type>``: share of each :data:`NEGATIVE_TYPES` type among the negatives of the level
-      (``drawn``: weighted by the probability the row draws it); types of non-default generators follow;
+      (``drawn``: weighted by the probability the row draws it); types of non-default swap rules follow;
     - ``neg_share/<level>/subject_object_np`` and ``.../subject_object_noun``: share of negatives that are
       noun-phrase (clean) / noun subject-object swaps around a relation; ``.../subject_object`` their sum.
     """
@@ -321,7 +321,7 @@ def caption_statistics(items: pd.DataFrame, *, draws: int = 1) -> dict[str, floa
     q25, q50, q75 = np.quantile(n_words, [0.25, 0.5, 0.75])
     out |= {"words_mean": float(n_words.mean()), "words_q25": float(q25), "words_median": float(q50),
             "words_q75": float(q75), "share_no_negative": float((items["n_candidates"] == 0).mean())}
-    gens = _generators_of(items)
+    gens = _swaps_of(items)
     types = [t for t in NEGATIVE_TYPES if any(NEGATIVE_TYPE_OF[g] == t for g in gens)]
     types += [t for t in dict.fromkeys(NEGATIVE_TYPE_OF[g] for g in gens) if t not in types]
     for level in LEVELS:

@@ -338,7 +338,7 @@ def load_mlm(path: str | Path) -> tuple[Any, Any]:
     """Read a masked LM and its tokenizer offline (``local_files_only``); the model is in eval mode.
 
     ``path`` is a folder written by :func:`save_mlm` (or any ``save_pretrained`` folder of a masked LM), or a
-    model id found in the local Hugging Face cache (``distilroberta-base``, the paper profile's model). The
+    model id found in the local Hugging Face cache (``distilroberta-base``, the real profile's model). The
     classes come from the folder's ``config.json`` (``AutoModelForMaskedLM``, ``AutoTokenizer``), so a saved
     BERT loads as ``BertForMaskedLM`` with its ``PreTrainedTokenizerFast``. Nothing is downloaded.
 

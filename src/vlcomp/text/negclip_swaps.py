@@ -1,7 +1,7 @@
 """NegCLIP hard-negative captions: swap two linguistic elements of a caption (ARO paper §4, App. C.1).
 
 The paper states only the element types (nouns, adjectives, adverbs, verb phrases, noun phrases of
->= 3 tokens), "up to 5 negatives" per caption and that captions with none are dropped. The generators
+>= 3 tokens), "up to 5 negatives" per caption and that captions with none are dropped. The swap rules
 follow the maintainer's generation script (a gist linked from ARO issue #13; refcode catalog §1.4):
 
 ==========  ===================================================================================  ==========
@@ -19,7 +19,7 @@ adj_swap    two random tokens with ``pos_ == "ADJ"``                            
 before, between and after them kept as it is), so the caption keeps its own spacing and punctuation, and the
 result is lowercased. "tokens": the caption's spaCy token texts joined with single spaces
 (``"A black desk sitting on a cat ."``; a double space in the caption becomes a ``" "`` token and so three
-spaces). A generator returns None when it has fewer than 2 candidates, and then draws no random numbers.
+spaces). A swap rule returns None when it has fewer than 2 candidates, and then draws no random numbers.
 
 Choices the paper leaves AMBIGUOUS, and what is done here:
 
@@ -31,15 +31,15 @@ Choices the paper leaves AMBIGUOUS, and what is done here:
   Note: ARO's shipped ``temp_data/valid_neg_clip.tsv`` disagrees with this: its verb swaps are single VERB
   tokens with the original case and token spacing ("Two cows looking a mountain range and one is overlooking
   in ..."), which is what ``verb_swap`` (``pos_ == "VERB"`` token swap, not in the default set) produces.
-  Use ``generators=TSV_GENERATORS`` to mimic that file.
+  Use ``swaps=TSV_SWAPS`` to mimic that file.
 - *Where the phrases are swapped*: the gist exchanges phrase texts with ``str.replace`` through a placeholder
   (``text.replace(a, "123X456").replace(b, a).replace("123X456", b)``), which replaces every occurrence, also
   inside longer words ("customers sit" <-> "sitting" gave "...sittingting..."; "filled" <-> "'s flatbed" gave
   "itfilled"). A defect, not a design: here the two spans are swapped at their own positions only.
 - *Two phrases with the same text* (case aside): swapping them gives the caption itself, lowercased, which the
   case-sensitive :func:`check_same` would keep as a "negative"; such a swap yields no candidate (None).
-- *At most 5*: the paper says "up to 5", but there are 6 generators; the first ``max_negatives`` (5)
-  surviving candidates in generator order are kept (the gist's own cap is not documented).
+- *At most 5*: the paper says "up to 5", but there are 6 swap rules; the first ``max_negatives`` (5)
+  surviving candidates in swap order are kept (the gist's own cap is not documented).
 - *No deduplication* beyond :func:`check_same` against the original, as in the gist (valid_neg_clip.tsv has
   a phrase swap and a token swap of the same caption that differ only in case and spacing).
 - :func:`check_same` is **case-sensitive**: valid_neg_clip.tsv keeps "large elephant rubbing itself up
@@ -73,7 +73,7 @@ VP_PATTERN: list[dict] = [
 ]
 MAX_NEGATIVES = 5
 
-SwapGenerator = Callable[["Doc", np.random.Generator], "str | None"]
+SwapRule = Callable[["Doc", np.random.Generator], "str | None"]
 
 
 def _pick_two(n: int, rng: np.random.Generator) -> tuple[int, int]:
@@ -166,8 +166,8 @@ def verb_swap(doc: Doc, rng: np.random.Generator) -> str | None:
     return _swap_tokens(doc, lambda t: t.pos_ == "VERB", rng)
 
 
-#: The 6 generators of the gist, in the order they are tried.
-SWAP_GENERATORS: dict[str, SwapGenerator] = {
+#: The 6 swap rules of the gist, in the order they are tried.
+SWAP_RULES: dict[str, SwapRule] = {
     "np_swap": np_swap,
     "vp_swap": vp_swap,
     "nn_swap": nn_swap,
@@ -175,22 +175,22 @@ SWAP_GENERATORS: dict[str, SwapGenerator] = {
     "adv_swap": adv_swap,
     "adj_swap": adj_swap,
 }
-#: Generators that are not in the default set.
-EXTRA_SWAP_GENERATORS: dict[str, SwapGenerator] = {"verb_swap": verb_swap}
-DEFAULT_GENERATORS: tuple[str, ...] = tuple(SWAP_GENERATORS)
+#: Swap rules that are not in the default set.
+EXTRA_SWAP_RULES: dict[str, SwapRule] = {"verb_swap": verb_swap}
+DEFAULT_SWAPS: tuple[str, ...] = tuple(SWAP_RULES)
 #: The variant whose outputs look like ARO's valid_neg_clip.tsv: token verb swaps, and the order in which
 #: that file lists negatives (noun phrase, NN, NNS, verb, ..., ADJ; adverb after NN and before ADJ).
-TSV_GENERATORS: tuple[str, ...] = ("np_swap", "nn_swap", "nns_swap", "verb_swap", "adv_swap", "adj_swap")
+TSV_SWAPS: tuple[str, ...] = ("np_swap", "nn_swap", "nns_swap", "verb_swap", "adv_swap", "adj_swap")
 
 
-def _resolve(generators: Sequence[str]) -> list[SwapGenerator]:
-    if isinstance(generators, str):
-        raise ValueError(f"generators must be a list of names, got the str {generators!r}")
-    known = {**SWAP_GENERATORS, **EXTRA_SWAP_GENERATORS}
-    bad = [g for g in generators if g not in known]
+def _resolve(swaps: Sequence[str]) -> list[SwapRule]:
+    if isinstance(swaps, str):
+        raise ValueError(f"swaps must be a list of names, got the str {swaps!r}")
+    known = {**SWAP_RULES, **EXTRA_SWAP_RULES}
+    bad = [g for g in swaps if g not in known]
     if bad:
-        raise ValueError(f"unknown swap generator(s) {bad}; known: {', '.join(known)}")
-    return [known[g] for g in generators]
+        raise ValueError(f"unknown swap rule(s) {bad}; known: {', '.join(known)}")
+    return [known[g] for g in swaps]
 
 
 def _normalise(text: str) -> str:
@@ -209,12 +209,12 @@ def negatives_for_doc(
     doc: Doc,
     rng: np.random.Generator,
     *,
-    generators: Sequence[str] = DEFAULT_GENERATORS,
+    swaps: Sequence[str] = DEFAULT_SWAPS,
     max_negatives: int = MAX_NEGATIVES,
 ) -> list[str]:
-    """The negatives of one parsed caption: each generator in order, None and :func:`check_same` dropped."""
+    """The negatives of one parsed caption: each swap rule in order, None and :func:`check_same` dropped."""
     out: list[str] = []
-    for gen in _resolve(generators):
+    for gen in _resolve(swaps):
         cand = gen(doc, rng)
         if cand is not None and not check_same(doc.text, cand):
             out.append(cand)
@@ -227,7 +227,7 @@ def mine_negatives(
     nlp: Language | None = None,
     *,
     docs: Sequence[Doc] | None = None,
-    generators: Sequence[str] = DEFAULT_GENERATORS,
+    swaps: Sequence[str] = DEFAULT_SWAPS,
     max_negatives: int = MAX_NEGATIVES,
     batch_size: int = 256,
     n_process: int = 1,
@@ -236,11 +236,11 @@ def mine_negatives(
 
     The captions are parsed once with ``nlp.pipe`` (``nlp`` defaults to :func:`load_spacy`), unless ``docs``
     (their parses, with the dependency parser run) is given. Random numbers are consumed caption by caption,
-    generator by generator, so the result equals ``[negatives_for_doc(nlp(c), rng) for c in captions]``.
+    swap rule by swap rule, so the result equals ``[negatives_for_doc(nlp(c), rng) for c in captions]``.
     """
     captions = _check_captions(captions, "mine_negatives")
     _check_rng(rng, "mine_negatives")
-    _resolve(generators)
+    _resolve(swaps)
     if isinstance(max_negatives, bool) or not isinstance(max_negatives, int) or max_negatives < 1:
         raise ValueError(f"mine_negatives: max_negatives must be a positive int, got {max_negatives!r}")
     if docs is None:
@@ -254,4 +254,4 @@ def mine_negatives(
         for i, (c, d) in enumerate(zip(captions, docs, strict=True)):
             if d.text != c:
                 raise ValueError(f"mine_negatives: docs[{i}] is the parse of {d.text!r}, not of {c!r}")
-    return [negatives_for_doc(d, rng, generators=generators, max_negatives=max_negatives) for d in docs]
+    return [negatives_for_doc(d, rng, swaps=swaps, max_negatives=max_negatives) for d in docs]

@@ -1,8 +1,8 @@
-"""Tokenizers, keyed by the names used in params.yaml (``model.tokenizer``).
+"""Tokenizers, keyed by the names used in params.yaml (``clip.tokenizer``).
 
 - ``world``: a word-level tokenizer over the toy world's closed vocabulary (about 130 ids), shipped with the
   package. It makes the tiny models about 15x smaller than open_clip's 49,408-row BPE table would.
-- ``open_clip``: open_clip's own tokenizer for an architecture (the paper profile).
+- ``open_clip``: open_clip's own tokenizer for an architecture (the real profile).
 
 Both return ``LongTensor[N, context_length]``, open_clip's layout: start token, ids, end token (the largest
 id, which open_clip's text tower pools at), zero padding.
@@ -31,7 +31,7 @@ class WorldTokenizer:
 
     def __init__(self, context_length: int = 32) -> None:
         if context_length < 3:
-            raise ValueError(f"model.context_length={context_length}: must be at least 3")
+            raise ValueError(f"clip.context_length={context_length}: must be at least 3")
         self.context_length = context_length
         self.words = world_words()
         self.ids = {w: i + 3 for i, w in enumerate(self.words)}

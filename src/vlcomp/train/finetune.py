@@ -72,7 +72,7 @@ def training_split(params: dict, method: MethodConfig) -> str:
 
 class FinetuneData:
     """The fine-tuning split (``split``: :func:`training_split`) with what ``method`` reads of its generator's output
-    (``mined``: the ``mine@`` / ``generate@`` folder), loaded once: the training rows and the mined outputs by name."""
+    (``mined``: the ``mine@`` folder), loaded once: the training rows and the mined outputs by name."""
 
     def __init__(self, world: str | Path, mined: str | Path, cfg: FinetuneConfig, method: MethodConfig,
                  split: str, mined_positives: str | Path | None = None) -> None:

@@ -16,10 +16,10 @@ Contract (one module per benchmark, registered in :data:`TWINS` under the benchm
   generators (``ctx.rng("purpose")``; never global randomness) and the twin's own output folder
   (``ctx.folder()`` = ``<benchmarks dir>/<name>``).
 - The build returns :class:`TwinResult`: ``inputs``, the entries it adds to the inputs manifest (the same keys
-  as ``paper_inputs`` of the paper profile; paths relative to the benchmarks dir, so the stage output can move),
+  as ``real_inputs`` of the real profile; paths relative to the benchmarks dir, so the stage output can move),
   and ``counts`` (items written, for the stage summary and the report).
 
-Everything a twin writes is a pure function of the world files, its options and ``base.seed``: byte-identical on
+Everything a twin writes is a pure function of the world files, its options and ``root_seed``: byte-identical on
 a re-run (PNG via :func:`vlcomp.twins.images.write_png`, JSON via :func:`vlcomp.io.write_json`).
 """
 

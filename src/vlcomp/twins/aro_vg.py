@@ -2,7 +2,7 @@
 
 Records use the fields of ARO's released ``visual_genome_relation.json`` / ``visual_genome_attribution.json``
 (``image_path``, ``bbox_x/y/w/h`` of the union box, ``true_caption``, ``false_caption``, and
-``relation_name`` or ``attributes``), so the scorer is the same for the toy and the paper profile.
+``relation_name`` or ``attributes``), so the scorer is the same for the toy and the real profile.
 
 Rules applied:
 - size filter: drop an object whose box is narrower than 1/4 of the image width or shorter than 1/4 of its
@@ -122,7 +122,7 @@ def build_aro(ctx: TwinContext) -> TwinResult:
     """ARO's VG-Relation / VG-Attribution files over the ``vg_test`` scenes, in ARO's released layout
     (``visual_genome_relation.json``, ``visual_genome_attribution.json``; ``image_path`` is the PNG's name in
     ``aro/images``), the relations left out of the VG-R macro (the world's symmetric ones; ARO's notebook keeps a
-    157-name list for real VG) and the relation groups of Table 2 (``spatial`` / ``verbs``). The case generators
+    157-name list for real VG) and the relation groups of Table 2 (``spatial`` / ``verbs``). The case builders
     keep the seeding keys of the first toy pipeline, so the cases are the same draws."""
     split = ctx.split(VG_SPLIT)
     scenes = split.scenes()

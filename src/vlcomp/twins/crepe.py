@@ -9,7 +9,7 @@ fold's (caption, negation) pairs in its ablation and contrasts its crude negatio
 Table 1: "Street not has on side a tree", "There is no car has tire").
 
 Rules applied (from CREPE's description and CoN-CLIP's Table 1 examples; CREPE's repository holds only its
-evaluation code, not the generator):
+evaluation code, not the code that built its negatives):
 
 1. **Sub-graph.** Objects ``V`` of one scene, some of their attributes (size, colour, and material or
    *hollow* when not the default), and relationships of the scene graph between objects of ``V``; complexity

@@ -9,7 +9,7 @@ from ..formats.karpathy import write_karpathy
 from . import TWINS, TwinContext, TwinResult
 from .images import image_file_name, write_pngs
 
-#: input-key prefix -> (world split, annotation file name), as ``paper_inputs`` names them
+#: input-key prefix -> (world split, annotation file name), as ``real_inputs`` names them
 KARPATHY_SPLITS = {"coco": ("coco_test", "coco_karpathy_test.json"),
                    "flickr": ("flickr_test", "flickr30k_test.json")}
 

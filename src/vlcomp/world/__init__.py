@@ -31,8 +31,8 @@ def world_configs(params: dict[str, Any]) -> tuple[WorldConfig, CaptionConfig, l
 class Split:
     """A split on disk: images (uint8 [N, H, W, 3]), scene graphs and captions, read lazily.
 
-    Toy profile: generated ``images.npy`` and ``scenes.jsonl``. Paper profile: ``index.json`` (written by
-    :mod:`vlcomp.profiles.paper.world`) points at real image files, decoded on indexing (:class:`vlcomp.formats.images.ImageFiles`);
+    Toy profile: generated ``images.npy`` and ``scenes.jsonl``. Real profile: ``index.json`` (written by
+    :mod:`vlcomp.profiles.real.world`) points at real image files, decoded on indexing (:class:`vlcomp.formats.images.ImageFiles`);
     a real split has captions but no scene graphs.
     """
 
@@ -45,7 +45,7 @@ class Split:
 
     @property
     def is_indexed(self) -> bool:
-        """True for a paper-profile split (real image files listed in ``index.json``)."""
+        """True for a real-profile split (real image files listed in ``index.json``)."""
         return (self.dir / "index.json").exists()
 
     @property
@@ -96,6 +96,6 @@ class Split:
     def scenes(self) -> list[Scene]:
         path = self.dir / "scenes.jsonl"
         if self.is_indexed:
-            raise ValueError(f"{self.dir}: split {self.name!r} is a real dataset index (paper profile); "
+            raise ValueError(f"{self.dir}: split {self.name!r} is a real dataset index (real profile); "
                              "it has captions but no scene graphs")
         return [Scene.from_record(r, f"{path}:{i + 1}") for i, r in enumerate(read_jsonl(path))]

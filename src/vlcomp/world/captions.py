@@ -25,7 +25,7 @@ from .scene import Obj, Scene
 
 @dataclass(frozen=True)
 class CaptionConfig:
-    """Knobs of the caption generators (``world.captions.*`` in params.yaml)."""
+    """Knobs of the world's caption writing (``world.captions.*`` in params.yaml)."""
 
     web_bind_prob: float = 0.1
     web_relation_prob: float = 0.02
@@ -39,7 +39,7 @@ class CaptionConfig:
     """COCO/Flickr relation captions: probability of naming a third object of the scene after the relation."""
     extra_and_prob: float = 0.0
     """Probability that such a third object is joined by "and" instead of "with" (0: always "with", and the
-    generator draws no extra random number, so the world is the one generated before this knob existed)."""
+    caption writing draws no extra random number, so the world is the one generated before this knob existed)."""
     detailed_colour_prob: float | None = None
     """COCO/Flickr captions only: ``colour_prob`` for them (None: the shared value). The attribute knobs above are
     shared with the web split, so these calibrate the fine-tuning twins without changing the pretraining text."""

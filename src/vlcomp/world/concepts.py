@@ -2,7 +2,7 @@
 
 Everything here is data. The relation table says, for each relation phrase, whether it is symmetric
 (excluded from the VG-Relation twin, as ARO excludes "near" / "next to"), which group it belongs to
-(ARO Table 2: spatial vs verbs) and its converse (used by hard-positive generators in later papers).
+(ARO Table 2: spatial vs verbs) and its converse (used by the hard-positive benchmarks of later papers).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Generate world splits: images (uint8 array), scene graphs (JSONL) and captions (Karpathy-style JSON).
 
 The caption file uses the COCO Karpathy test format (a list of ``{"image": key, "caption": [...]}``) so the
-same loader reads the toy splits and the real annotation files of the paper profile.
+same loader reads the toy splits and the real annotation files of the real profile.
 """
 
 from __future__ import annotations

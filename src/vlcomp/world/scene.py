@@ -31,7 +31,7 @@ LAYOUTS = ("separated", "overlap", "contain", "point")
 
 @dataclass(frozen=True)
 class WorldConfig:
-    """Knobs of the world generator (``world.*`` in params.yaml)."""
+    """Knobs of the world's scene sampling (``world.*`` in params.yaml)."""
 
     image_size: int = 48
     min_objects: int = 2
@@ -41,7 +41,7 @@ class WorldConfig:
     pointing_tolerance_deg: float = 20.0
     near_gap_px: float = 4.0
     # Co-occurrence priors of real scenes (see concepts.TYPICAL_COLOUR / ELEVATION). 0 = none, and the world is
-    # then exactly the one generated without these knobs (the generator draws no extra random numbers).
+    # then exactly the one generated without these knobs (the scene sampling draws no extra random numbers).
     colour_prior: float = 0.0
     layout_prior: float = 0.0
     # Concepts only the web split shows (names from concepts.WEB_ONLY_SHAPES / WEB_ONLY_COLOURS). Empty (the

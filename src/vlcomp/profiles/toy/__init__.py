@@ -7,5 +7,5 @@
 - :mod:`.evaluate` — stages ``evaluate_base``, ``evaluate@<variant>``: a pipeline model as a scorer with the toy
   preprocessing.
 
-The paper profile's counterparts (:mod:`vlcomp.profiles.paper`) have the same module names and signatures.
+The real profile's counterparts (:mod:`vlcomp.profiles.real`) have the same module names and signatures.
 """

@@ -20,7 +20,7 @@ def build_benchmarks(params: Mapping[str, Any], world: str | Path, out: Path,
     twins setting the same input key is an error naming both."""
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
     wcfg, _, _ = world_configs(dict(params))
-    ctx = TwinContext(Path(world), out, wcfg, section(params, "base.seed"), cfg.twins,
+    ctx = TwinContext(Path(world), out, wcfg, section(params, "root_seed"), cfg.twins,
                       section(params, "nlp.spacy_model"))
     inputs: dict[str, Any] = {}
     counts: dict[str, int] = {}

@@ -3,7 +3,7 @@
 It stands for the pretrained masked LM of the papers (TSVLC's fill-mask default, distilroberta-base): a model of the
 language that knows which words fit a slot. Its corpus is the captions of ``mlm.splits`` (every caption once, in
 split order), its vocabulary their words (:func:`vlcomp.text.mlm.word_tokenizer`), its recipe the rest of
-``mlm`` (:class:`vlcomp.text.mlm.MlmConfig`), its seed ``base.seed`` (one model for every chain: it is a property of
+``mlm`` (:class:`vlcomp.text.mlm.MlmConfig`), its seed ``root_seed`` (one model for every chain: it is a property of
 the language, not of a chain's CLIP).
 """
 
@@ -26,7 +26,7 @@ def masked_lm(params: dict, world: str | Path, *, on_log: Callable | None = None
         raise ValueError(f"params: mlm.splits={splits!r} must list the world splits whose captions train the masked LM")
     cfg = build(MlmConfig, values, "mlm")
     corpus = [c for name in splits for caps in Split(world, name).captions() for c in caps]
-    seed = derive_seed(section(params, "base.seed"), "train_mlm")
+    seed = derive_seed(section(params, "root_seed"), "train_mlm")
     model, tokenizer, history = train_mlm(corpus, cfg, seed=seed)
     if on_log is not None:
         for rec in history:

@@ -15,4 +15,4 @@ from ...world.generate import generate_world
 def build_world(params: Mapping[str, Any], out: Path) -> dict[str, dict[str, Any]]:
     """Write the world into ``out`` (an empty folder); returns ``{split: summary}`` (``n_images``, ...)."""
     wcfg, ccfg, specs = world_configs(dict(params))
-    return generate_world(specs, wcfg, ccfg, section(params, "base.seed"), out, workers=os.cpu_count() or 1)
+    return generate_world(specs, wcfg, ccfg, section(params, "root_seed"), out, workers=os.cpu_count() or 1)

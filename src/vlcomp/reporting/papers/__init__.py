@@ -37,7 +37,7 @@ def papers_of(params: Mapping[str, Any], only: str | None = None) -> list[Paper]
     """The papers ``params['papers']`` names, checked: registered, each with at least one method in ``methods``
     (``methods.<m>.paper``: the one place that says which methods belong to which paper; a report shows them in
     params order, :func:`vlcomp.reporting.collect.methods_of`). A benchmark of a paper that ``evaluate.benchmarks``
-    lacks (the paper profile has no zero-shot files, for one) is no error: its rows show as not evaluated
+    lacks (the real profile has no zero-shot files, for one) is no error: its rows show as not evaluated
     (:func:`unevaluated`)."""
     names = params.get("papers") or []
     if not isinstance(names, list) or not names:

@@ -9,7 +9,7 @@ this paper, for both profiles:
   kinds of the mined NegCLIP negatives;
 - :mod:`.toy`: the toy-profile tables, figures and ledger, over the collected metrics and the toy world;
 - :mod:`.report`: the toy report page, declared for :mod:`vlcomp.reporting.scaffold` (sections, parts, artifacts);
-- :mod:`.comparison`: the paper-profile sections' long comparison tables over the metrics tree;
+- :mod:`.comparison`: the real-profile sections' long comparison tables over the metrics tree;
 - :mod:`.inconsistencies`: the paper's own inconsistencies (catalog §6), shown beside the tables they concern.
 """
 

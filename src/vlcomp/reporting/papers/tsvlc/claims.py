@@ -104,10 +104,10 @@ def reference_methods(params: dict) -> dict[str, str]:
 
 
 def lora_methods(params: dict) -> tuple[str, ...]:
-    """The TSVLC methods of params that fine-tune LoRA adapters (``methods.<m>.model.lora``)."""
+    """The TSVLC methods of params that fine-tune LoRA adapters (``methods.<m>.tuning.lora``)."""
     ms = params.get("methods") or {}
     return tuple(m for m, spec in ms.items() if (spec or {}).get("paper") == "tsvlc"
-                 and ((spec or {}).get("model") or {}).get("lora"))
+                 and ((spec or {}).get("tuning") or {}).get("lora"))
 
 
 def _retext(c: Condition, margin: float, shown: str) -> Condition:

@@ -3,11 +3,11 @@ negatives (TSVLC-S2), the analogy prompt and positives (TSVLC-S3) and qualitativ
 failures (TSVLC-S4).
 
 Everything is read from the stage outputs:
-``data/mined/<generator>/{negatives,negative_types,positives,summary}.json`` (``generate@<generator>``; per
+``data/mined/<generator>/{negatives,negative_types,positives,summary}.json`` (``mine@<generator>``; per
 image, per caption, a list), the split's captions (:class:`vlcomp.world.Split`) and the per-item VL-CheckList
 tables of the evaluate stages (``metrics/<model>/items/vlchecklist.parquet``, the layout
 :mod:`vlcomp.reporting.items` reads). Examples are drawn deterministically: captions by a generator seeded
-from ``base.seed`` (:func:`vlcomp.seeding.np_rng`), items by a fixed order (largest margin first, then file
+from ``root_seed`` (:func:`vlcomp.seeding.np_rng`), items by a fixed order (largest margin first, then file
 and index). A missing input returns None, and the report says which file is missing.
 """
 

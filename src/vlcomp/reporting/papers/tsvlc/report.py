@@ -78,10 +78,10 @@ SECTIONS = (
 COVERED = (
     Covered("TSVLC-F1", "Fig. 1 schematic (optional)", "not drawn (a schematic; short text)"),
     Covered("TSVLC-F2", "Fig. 2 pipeline schematic (optional)", "not drawn; its content is TSVLC-S2 / S3"),
-    Covered("TSVLC-D1", "RB negative generator", "pipeline: generate@tsvlc_rb (examples in S2)"),
-    Covered("TSVLC-D2", "LLM-unmasking negative generator", "pipeline: generate@tsvlc_unmask / tsvlc_mix (S2)"),
-    Covered("TSVLC-D3", "analogy positives", "pipeline: generate@tsvlc_analogy (toy: scene paraphrases; S3)"),
-    Covered("TSVLC-D4", "LoRA adapters (r = 4)", "pipeline: methods.<m>.model.lora (see Deviations)"),
+    Covered("TSVLC-D1", "RB negative generator", "pipeline: mine@tsvlc_rb (examples in S2)"),
+    Covered("TSVLC-D2", "LLM-unmasking negative generator", "pipeline: mine@tsvlc_unmask / tsvlc_mix (S2)"),
+    Covered("TSVLC-D3", "analogy positives", "pipeline: mine@tsvlc_analogy (toy: scene paraphrases; S3)"),
+    Covered("TSVLC-D4", "LoRA adapters (r = 4)", "pipeline: methods.<m>.tuning.lora (see Deviations)"),
     Covered("TSVLC-M", "checkpoints and evaluations", "pipeline: models/finetune, metrics/ (see Provenance)"),
 )
 

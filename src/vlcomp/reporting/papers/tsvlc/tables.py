@@ -117,7 +117,7 @@ def paper_table(long: pd.DataFrame, summ: pd.DataFrame, methods: Methods,
 
 def shown_wide(long: pd.DataFrame, deltas: bool = True, measured: str = "toy") -> pd.DataFrame:
     """For reading: one row per table row (``row``, the paper's row name, ``runs``), per column a measured cell
-    (headed ``<column> (<measured>, %)``: ``toy``, or ``reproduced`` in the paper profile) in percent (mean ± sd
+    (headed ``<column> (<measured>, %)``: ``toy``, or ``reproduced`` in the real profile) in percent (mean ± sd
     over chains and, with ``deltas``, ``(Δ mean ± sd)`` vs CLIP of the same chain; ``not run``) and the paper's
     cell as printed; a ``note`` column when any row has one."""
     out: dict[str, dict[str, Any]] = {}

@@ -73,7 +73,7 @@ class ReportContext:
 
     @property
     def measured(self) -> str:
-        """What the tables call this pipeline's values: ``toy`` in the toy profile, ``reproduced`` in the paper
+        """What the tables call this pipeline's values: ``toy`` in the toy profile, ``reproduced`` in the real
         profile (real data and weights)."""
         return "toy" if self.profile == TOY_PROFILE else "reproduced"
 
@@ -82,7 +82,7 @@ class ReportContext:
 
     @property
     def seed(self) -> int:
-        return int((self.params.get("base") or {}).get("seed", 0))
+        return int(self.params.get("root_seed", 0))
 
     def legend(self, keys: list[str], shown: list[str]) -> str:
         return spread_legend(self.long, self.all_methods, keys, shown, single=SINGLE)
@@ -324,8 +324,8 @@ def word_lists() -> Table:
 
 def generator_summary(ctx: ReportContext) -> Table:
     df = examples.generator_summary(ctx.mined_root)
-    return Table(df, legend="From each generator's `summary.json` (`generate@<generator>`, run once for "
-                 "every chain, seeded from `base.seed`): counts over the `cc3m` split's captions, no "
+    return Table(df, legend="From each generator's `summary.json` (`mine@<generator>`, run once for "
+                 "every chain, seeded from `root_seed`): counts over the `cc3m` split's captions, no "
                  "spread. A type share is that type's fraction of all generated candidates (`rb/<list>`: "
                  "rule-based, `unmask/<POS>`: masked-LM fill).")
 
@@ -338,14 +338,14 @@ def negative_examples(ctx: ReportContext, generator: str, n: int = 8) -> Table |
     if df is None:
         return None
     where = examples.generator_dir(ctx.mined_root, generator)
-    return Table(df, legend=f"{len(df)} captions with a negative, drawn uniformly (seeded from `base.seed`) "
+    return Table(df, legend=f"{len(df)} captions with a negative, drawn uniformly (seeded from `root_seed`) "
                  f"from `{where}`; the first candidate of each (the sampler draws one of them at every "
                  "visit). Examples, no spread.")
 
 
 def missing_mined(ctx: ReportContext, generator: str) -> str:
     split = ((ctx.params.get("mine") or {}).get(generator) or {}).get("split", "cc3m")
-    return (f"No output of `generate@{generator}` yet "
+    return (f"No output of `mine@{generator}` yet "
             f"(`{examples.generator_dir(ctx.mined_root, generator)}`), or no `{split}` split under "
             f"`{ctx.world_dir}`.")
 
@@ -355,7 +355,7 @@ def prompt_markdown() -> str:
 
     return ("The reference's 4-shot prompt (catalog §3.5, from its `BloomGen` class), verbatim; "
             "`{caption}` is the caption to paraphrase, the continuation up to the first '.' is the "
-            "positive. The paper profile prompts a causal LM with it; **the toy does not**: its positives "
+            "positive. The real profile prompts a causal LM with it; **the toy does not**: its positives "
             f"are scene-graph-exact paraphrases.\n\n```text\n{PROMPT_TEMPLATE}\n```")
 
 
@@ -370,7 +370,7 @@ def positives(ctx: ReportContext, n: int = 8) -> Table | None:
     share = summ.get(f"mine/{examples.ANALOGY_GENERATOR}/share_with_positive")
     have = f" {share:.1%} of the split's captions have a positive." if share is not None else ""
     return Table(df, legend=f"{len(df)} captions with a positive, drawn uniformly (seeded from "
-                 f"`base.seed`).{have} Examples, no spread.")
+                 f"`root_seed`).{have} Examples, no spread.")
 
 
 def s4(ctx: ReportContext, n: int = 8) -> tuple[str, list[tuple[str, Table]]] | None:
@@ -432,7 +432,7 @@ def chains_markdown(ctx: ReportContext) -> str:
 def deviations_markdown(ctx: ReportContext) -> str:
     mine = ctx.params.get("mine") or {}
     rb, mix = mine.get("tsvlc_rb") or {}, mine.get("tsvlc_mix") or {}
-    lora = (((ctx.params.get("methods") or {}).get("tsvlc_lora") or {}).get("model") or {}).get("lora") or {}
+    lora = (((ctx.params.get("methods") or {}).get("tsvlc_lora") or {}).get("tuning") or {}).get("lora") or {}
     twins = (ctx.params.get("benchmarks") or {}).get("twins") or {}
     per_file = (twins.get("vlchecklist") or {}).get("items_per_file", "?")
     return "\n".join([
@@ -443,7 +443,7 @@ def deviations_markdown(ctx: ReportContext) -> str:
         f"{', '.join(lora.get('layers', []))} of the {' and '.join(lora.get('towers', []))} towers; every "
         "base weight frozen, the temperature included (the reference's `mark_only_lora_as_trainable`).",
         f"- **Negatives offline**: each caption gets up to {rb.get('candidates', '?')} candidate negatives "
-        "once (`generate@<generator>`) and the sampler draws one per visit, standing for the reference's "
+        "once (`mine@<generator>`) and the sampler draws one per visit, standing for the reference's "
         f"online draw; RB+LLM mixes the two kinds by a coin per slot (rb_share {mix.get('rb_share', '?')}). "
         "The toy's RB lists are the world's vocabulary; the LLM is a small masked LM trained on the world's "
         "captions (`train_mlm`).",

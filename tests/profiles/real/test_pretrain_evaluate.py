@@ -1,5 +1,5 @@
-"""Paper profile: the base-model check and resolution (`vlcomp.profiles.paper.pretrain`), pipeline checkpoints as zoo
-scorers and the evaluation settings (`vlcomp.profiles.paper.evaluate`), the benchmark check (`vlcomp.eval.inputs`)."""
+"""Real profile: the base-model check and resolution (`vlcomp.profiles.real.pretrain`), pipeline checkpoints as zoo
+scorers and the evaluation settings (`vlcomp.profiles.real.evaluate`), the benchmark check (`vlcomp.eval.inputs`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from PIL import Image
 
 from vlcomp.eval.inputs import annotation_files, build_manifest
 from vlcomp.models.factory import ModelSpec, create_model, save_checkpoint
-from vlcomp.profiles.paper import pretrain
-from vlcomp.profiles.paper.evaluate import checkpoint_scorer, checkpoint_spec, evaluation_settings
-from vlcomp.profiles.paper.pretrain import check_base_spec, resolve_base
+from vlcomp.profiles.real import pretrain
+from vlcomp.profiles.real.evaluate import checkpoint_scorer, checkpoint_spec, evaluation_settings
+from vlcomp.profiles.real.pretrain import check_base_spec, resolve_base
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def no_model_creation(monkeypatch):
 
 def test_plain_vit_b32_with_openai_weights_names_the_quickgelu_fix(no_model_creation):
     spec = ModelSpec("ViT-B-32", "openai", "open_clip", 77)
-    with pytest.raises(ValueError, match="set model.arch: ViT-B-32-quickgelu"):
+    with pytest.raises(ValueError, match="set clip.arch: ViT-B-32-quickgelu"):
         check_base_spec(spec)
     with pytest.raises(ValueError, match="ViT-B-32-quickgelu"):  # resolve_base checks before creating anything
         resolve_base(spec)
@@ -56,19 +56,19 @@ def test_weights_file_skips_the_tag_check(no_model_creation):
 
 @pytest.mark.parametrize("weights", [None, ""])
 def test_weights_must_be_given(no_model_creation, weights):
-    with pytest.raises(ValueError, match="model.weights: the paper profile starts from pretrained weights"):
+    with pytest.raises(ValueError, match="clip.weights: the real profile starts from pretrained weights"):
         check_base_spec(ModelSpec("ViT-B-32-quickgelu", weights, "open_clip", 77))
 
 
 def test_unknown_architecture(no_model_creation):
-    with pytest.raises(ValueError, match="model.arch='ViT-Z-99': not an open_clip architecture"):
+    with pytest.raises(ValueError, match="clip.arch='ViT-Z-99': not an open_clip architecture"):
         check_base_spec(ModelSpec("ViT-Z-99", "openai", "open_clip", 77))
 
 
 def test_unknown_tag_lists_the_tags(no_model_creation):
     with pytest.raises(ValueError) as e:
         check_base_spec(ModelSpec("ViT-B-32-quickgelu", "not-a-tag", "open_clip", 77))
-    assert "model.weights='not-a-tag'" in str(e.value)
+    assert "clip.weights='not-a-tag'" in str(e.value)
     assert "tags:" in str(e.value) and "openai" in str(e.value)
 
 
@@ -108,14 +108,14 @@ def test_resolve_base_missing_file(tmp_path):
 
 
 def test_resolve_base_expands_environment_variables(tmp_path, monkeypatch):
-    from vlcomp.doctor import check_paper_pipeline
+    from vlcomp.doctor import check_real_pipeline
 
     sd = toy_state(3)
     torch.save({"state_dict": sd}, tmp_path / "base.pt")
     monkeypatch.setenv("VLCOMP_TEST_CKPT", str(tmp_path))
     spec = {"arch": "toy-vit-p8", "weights": "$VLCOMP_TEST_CKPT/base.pt", "tokenizer": "world", "context_length": 32}
-    doctor_says = {f.item: f.status for f in check_paper_pipeline({"world": {}, "model": spec})}
-    assert doctor_says["model"] == "ok"
+    doctor_says = {f.item: f.status for f in check_real_pipeline({"world": {}, "clip": spec})}
+    assert doctor_says["clip"] == "ok"
     model = resolve_base(ModelSpec(**spec))
     assert all(torch.equal(model.state_dict()[k], v) for k, v in sd.items())
 
@@ -178,8 +178,8 @@ def test_evaluation_settings_need_benchmarks(settings):
 
 def test_evaluation_settings_expand_inputs_and_default_the_spacy_model(monkeypatch):
     monkeypatch.setenv("VLCOMP_TEST_DATA", "/data/x")
-    params = {"paper_evaluate": {"device": "cpu"}, "evaluate": {"benchmarks": ["sugarcrepe", "vg_relation"]},
-              "paper_inputs": {"sugarcrepe_dir": "$VLCOMP_TEST_DATA/sugarcrepe/data",
+    params = {"real_evaluate": {"device": "cpu"}, "evaluate": {"benchmarks": ["sugarcrepe", "vg_relation"]},
+              "real_inputs": {"sugarcrepe_dir": "$VLCOMP_TEST_DATA/sugarcrepe/data",
                                "valse_images": {"swig": "${VLCOMP_TEST_DATA}/swig"}, "order_seeds": [0, 3]},
               "nlp": {"spacy_model": "en_test_model"}}
     benchmarks, inputs, device = evaluation_settings(params)
@@ -187,12 +187,12 @@ def test_evaluation_settings_expand_inputs_and_default_the_spacy_model(monkeypat
     assert device == "cpu"
     assert inputs == {"sugarcrepe_dir": "/data/x/sugarcrepe/data", "valse_images": {"swig": "/data/x/swig"},
                       "order_seeds": [0, 3], "spacy_model": "en_test_model"}
-    assert params["paper_inputs"]["sugarcrepe_dir"] == "$VLCOMP_TEST_DATA/sugarcrepe/data"  # input not mutated
+    assert params["real_inputs"]["sugarcrepe_dir"] == "$VLCOMP_TEST_DATA/sugarcrepe/data"  # input not mutated
 
 
 def test_evaluation_settings_keep_an_explicit_spacy_model():
-    params = {"paper_evaluate": {"device": "cpu"}, "evaluate": {"benchmarks": ["swap"]},
-              "paper_inputs": {"spacy_model": "mine"}, "nlp": {"spacy_model": "other"}}
+    params = {"real_evaluate": {"device": "cpu"}, "evaluate": {"benchmarks": ["swap"]},
+              "real_inputs": {"spacy_model": "mine"}, "nlp": {"spacy_model": "other"}}
     assert evaluation_settings(params)[1] == {"spacy_model": "mine"}
 
 

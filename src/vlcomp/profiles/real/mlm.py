@@ -19,7 +19,7 @@ def masked_lm(params: dict, world: str | Path, *, on_log: Callable | None = None
     name = section(params, "mlm.model")
     if name is None:
         return None, None, [], {"kind": "none", "model": None,
-                                "why": "params mlm.model is null: no generator of the paper profile reads a masked LM"}
+                                "why": "params mlm.model is null: no generator of the real profile reads a masked LM"}
     if not isinstance(name, str) or not name:
         raise ValueError(f"params: mlm.model={name!r} must name a masked LM (e.g. distilroberta-base)")
     from ...text.mlm import load_mlm

@@ -1,6 +1,6 @@
-"""Stage ``pretrain`` of the paper profile: resolve the pretrained base model instead of training one.
+"""Stage ``pretrain`` of the real profile: resolve the pretrained base model instead of training one.
 
-``model`` in the paper profile names an open_clip architecture and its weights: an open_clip tag (``openai``,
+``model`` in the real profile names an open_clip architecture and its weights: an open_clip tag (``openai``,
 read from the local open_clip / Hugging Face cache; nothing is downloaded at run time) or a local state-dict
 file. The resolved weights are saved as ``models/base/model.pt`` with ``model.json``, exactly the layout the toy
 ``pretrain`` stage writes, so mining, fine-tuning and evaluation read the base model the same way in both
@@ -21,14 +21,14 @@ from ...models.factory import ModelSpec, create_model
 from ...models.weights import is_file_ref, load_into, read_state_dict
 
 
-def check_base_spec(spec: ModelSpec, where: str = "model") -> None:
-    """``<where>.weights`` must be given (``where``: ``model``, or ``base_models.<kind>`` for another base model); an OpenAI (QuickGELU) tag needs a QuickGELU architecture."""
+def check_base_spec(spec: ModelSpec, where: str = "clip") -> None:
+    """``<where>.weights`` must be given (``where``: ``clip``, or ``base_models.<family>`` for another base model); an OpenAI (QuickGELU) tag needs a QuickGELU architecture."""
     import open_clip
 
     from ...models.factory import register_toy_configs
 
     if not spec.weights:
-        raise ValueError(f"{where}.weights: the paper profile starts from pretrained weights; give an open_clip tag "
+        raise ValueError(f"{where}.weights: the real profile starts from pretrained weights; give an open_clip tag "
                          "(openai) or a state-dict file")
     register_toy_configs()
     cfg = open_clip.get_model_config(spec.arch)
@@ -45,7 +45,7 @@ def check_base_spec(spec: ModelSpec, where: str = "model") -> None:
                          f"with QuickGELU but {spec.arch} builds GELU; set {where}.arch: {spec.arch}-quickgelu")
 
 
-def expand_weights(spec: ModelSpec, where: str = "model") -> ModelSpec:
+def expand_weights(spec: ModelSpec, where: str = "clip") -> ModelSpec:
     """``<where>.weights`` with ``$VAR`` and ``~`` expanded (an unset variable is an error naming it)."""
     from dataclasses import replace
 
@@ -56,7 +56,7 @@ def expand_weights(spec: ModelSpec, where: str = "model") -> ModelSpec:
     return replace(spec, weights=expand_path(spec.weights, f"{where}.weights"))
 
 
-def resolve_base(spec: ModelSpec, where: str = "model") -> torch.nn.Module:
+def resolve_base(spec: ModelSpec, where: str = "clip") -> torch.nn.Module:
     """The base model with its pretrained weights loaded (CPU, eval mode); errors name ``<where>.*``."""
     spec = expand_weights(spec, where)
     check_base_spec(spec, where)
@@ -77,17 +77,17 @@ def base_model(params, world: str, *, base: str | None = None, seed: int = 0, on
                ) -> tuple[torch.nn.Module, list[dict], str]:
     """Stage ``pretrain@<base>`` (the toy profile's signature): ``(resolved model, empty history, "resolved:
     <weights>")``; ``world``, ``seed`` and ``on_log`` are unused, since nothing is trained. Another base model
-    (``bases.<base>.model``: TSVLC's ViT-B/16 and CyCLIP R50 rows) resolves its own released weights,
-    ``base_models.<kind>.weights`` (an open_clip tag, e.g. ViT-B-16-quickgelu + openai, or a state-dict file, e.g.
+    (``bases.<base>.family``: TSVLC's ViT-B/16 and CyCLIP R50 rows) resolves its own released weights,
+    ``base_models.<family>.weights`` (an open_clip tag, e.g. ViT-B-16-quickgelu + openai, or a state-dict file, e.g.
     CyCLIP's released R50 checkpoint, whose ``state_dict`` / DDP ``module.`` wrapping is removed); none given is an
     error naming that key."""
     from ...config import section
     from ...train.recipes import model_spec
 
-    kind = section(params, f"bases.{base}").get("model") if base is not None else None
+    family = section(params, f"bases.{base}").get("family") if base is not None else None
     spec = model_spec(params, base)
-    if kind and not spec.weights:
-        raise ValueError(f"params: base_models.{kind}.weights is not set: the paper profile resolves base model "
-                         f"{kind!r} (bases.{base}, {spec.arch}) from its released weights, an open_clip tag in the "
-                         "local cache or a state-dict file (profiles/paper.yaml)")
-    return resolve_base(spec, f"base_models.{kind}" if kind else "model"), [], f"resolved: {spec.weights}"
+    if family and not spec.weights:
+        raise ValueError(f"params: base_models.{family}.weights is not set: the real profile resolves base model "
+                         f"{family!r} (bases.{base}, {spec.arch}) from its released weights, an open_clip tag in the "
+                         "local cache or a state-dict file (profiles/real.yaml)")
+    return resolve_base(spec, f"base_models.{family}" if family else "clip"), [], f"resolved: {spec.weights}"

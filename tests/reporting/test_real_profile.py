@@ -1,4 +1,4 @@
-"""The paper-profile ARO report: reproduced values from a fixture metrics tree next to the paper's printed ones."""
+"""The real-profile ARO report: reproduced values from a fixture metrics tree next to the paper's printed ones."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ from vlcomp.reporting.papers.aro import comparison as A
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "aro.py"
 
 PARAMS = {
-    "profile": "paper",
-    "methods": {"clip_ft": {"loss": "clip"}, "negclip": {"loss": "negclip"}},
+    "profile": "real",
+    "methods": {"clip_ft": {"paper": "aro", "loss": "clip"}, "negclip": {"paper": "aro", "loss": "negclip"}},
     "base_seeds": [0],
     "bases": {"b0": {"seed": 0}},
     "variants": {"clip_ft-b0s0": {"method": "clip_ft", "base": "b0", "seed": 0},
                  "clip_ft-b0s1": {"method": "clip_ft", "base": "b0", "seed": 1},
                  "negclip-b0s0": {"method": "negclip", "base": "b0", "seed": 0},
                  "negclip-b0s1": {"method": "negclip", "base": "b0", "seed": 1}},
-    "paper_models": {"clip": {}, "negclip": {}, "ceclip": {}, "conclip": {}, "blip": {}, "flava": {}},
+    "released_models": {"clip": {}, "negclip": {}, "ceclip": {}, "conclip": {}, "blip": {}, "flava": {}},
 }
 
 # hand-chosen reproduced values; every expectation below is computed by hand from these and the paper CSV
@@ -59,7 +59,7 @@ def _write(folder: Path, metrics: object, provenance: dict | None) -> None:
         (folder / "provenance.json").write_text(json.dumps(provenance))
 
 
-def _prov(name: str, method: str, seed: int | None, profile: str = "paper") -> dict:
+def _prov(name: str, method: str, seed: int | None, profile: str = "real") -> dict:
     """A pipeline model's provenance.json: deterministic fields only (no commit, no run id)."""
     return {"model": name, "method": method, "base": "b0", "seed": seed, "profile": profile,
             "dvc_stage": f"evaluate@{name}"}
@@ -67,14 +67,14 @@ def _prov(name: str, method: str, seed: int | None, profile: str = "paper") -> d
 
 @pytest.fixture
 def tree_files(tmp_path: Path) -> tuple[Path, Path]:
-    """metrics/ with paper-profile pipeline models, a toy leftover (clip_ft-b0s1) and four released checkpoints."""
+    """metrics/ with real-profile pipeline models, a toy leftover (clip_ft-b0s1) and four released checkpoints."""
     metrics = tmp_path / "metrics"
     for name, m in METRICS.items():
         spec = PARAMS["variants"].get(name, {"method": "clip", "seed": None})
         _write(metrics / name, m, _prov(name, spec["method"], spec["seed"]))
     _write(metrics / "clip_ft-b0s1", {"aro/coco_order/acc": 0.99}, _prov("clip_ft-b0s1", "clip_ft", 1, profile="toy"))
     for name, m in RELEASED.items():
-        _write(metrics / "released" / name, m, {"model": name, "profile": "paper", "source": "released",
+        _write(metrics / "released" / name, m, {"model": name, "profile": "real", "source": "released",
                                                  "dvc_stage": f"evaluate_released@{name}"})
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump(PARAMS, sort_keys=False))
@@ -120,7 +120,7 @@ def test_toy_folder_is_ignored_and_expected_models_are_missing(tree):
     assert [m.name for m in tree.missing(T.PIPELINE)] == ["clip_ft-b0s1"]  # its folder is a toy leftover
     assert [m.name for m in tree.present(T.RELEASED)] == ["negclip", "ceclip", "conclip", "blip"]  # params order
     assert [m.name for m in tree.missing(T.RELEASED)] == ["clip", "flava"]
-    assert [(d.name, why) for d, why in tree.ignored] == [("clip_ft-b0s1", "profile 'toy', not 'paper'")]
+    assert [(d.name, why) for d, why in tree.ignored] == [("clip_ft-b0s1", "profile 'toy', not 'real'")]
     intro = A.intro_markdown(tree)
     assert "missing: `clip_ft-b0s1`" in intro and "missing: `clip`, `flava`" in intro
     assert "clip_ft-b0s1` (profile 'toy'" in intro
@@ -139,7 +139,7 @@ def test_aro_intro_lists_aro_models_only(tmp_path):
     assert "tsvlc_combined-b0s0" not in [m.name for m in tree.models]
     intro = A.intro_markdown(tree)  # ARO's introduction lists ARO's (TSVLC's rows are in TSVLC's report)
     assert "present: `negclip-b0s0`; missing: `clip-b0`, `clip_ft-b0s0`, `clip_ft-b0s1`, `negclip-b0s1`." in intro
-    assert "tsvlc" not in intro and "`negclip` (loss=negclip)" in intro
+    assert "tsvlc" not in intro and "`negclip` (loss=negclip, paper=aro)" in intro
 
 
 def test_no_paper_folder_says_so_and_still_builds_every_table(tmp_path):
@@ -148,8 +148,8 @@ def test_no_paper_folder_says_so_and_still_builds_every_table(tmp_path):
     _write(metrics / "negclip-b0s0", {"aro/coco_order/acc": 0.5}, None)  # no provenance: not paper either
     tree = A.load(metrics, tmp_path / "absent.yaml")
     assert tree.present() == []
-    assert "No paper-profile metrics found" in A.intro_markdown(tree)
-    assert {why for _, why in tree.ignored} == {"profile 'toy', not 'paper'", "no provenance.json"}
+    assert "No real-profile metrics found" in A.intro_markdown(tree)
+    assert {why for _, why in tree.ignored} == {"profile 'toy', not 'real'", "no provenance.json"}
     t6 = A.t6(tree)
     assert t6["reproduced"].isna().all()
     assert T.released_wide(tree).empty and C.markdown(T.released_wide(tree)) == "*(no rows)*"
@@ -260,7 +260,7 @@ def test_provenance_table(tree):
     prov = T.provenance_table(tree)
     r = _row(prov, model="negclip-b0s1")
     assert (r["dvc_stage"], r["run_record"], r["profile"], r["status"], r["base"], r["base_seed"], r["seed"]) == (
-        "evaluate@negclip-b0s1", "runs/evaluate@negclip-b0s1.json", "paper", "present", "b0", "0", "1")
+        "evaluate@negclip-b0s1", "runs/evaluate@negclip-b0s1.json", "real", "present", "b0", "0", "1")
     assert r["mlflow_runs"] == "experiment evaluate: tags.dvc_stage = 'evaluate@negclip-b0s1'"
     assert _row(prov, model="clip", source=T.RELEASED)["status"] == "missing"
     assert _row(prov, model="clip", source=T.RELEASED)["run_record"] == ""  # no stage wrote it
@@ -287,14 +287,14 @@ def test_notebook_renders_on_a_fixture_tree(tree_files, tmp_path):
 
     metrics, params = tree_files
     out = tmp_path / "report"
-    html = render_report(NOTEBOOK, out, {"profile": "paper", "metrics_dir": str(metrics),
+    html = render_report(NOTEBOOK, out, {"profile": "real", "metrics_dir": str(metrics),
                                          "models_dir": str(tmp_path / "models"), "out_dir": str(out),
                                          "params_path": str(params)})
     text = html.read_text()
     assert html.name == "index.html" and "Traceback" not in text
     # a pure function of its inputs: a second render gives the same bytes (cell ids numbered, no timestamps)
     first = {f: (out / f).read_bytes() for f in ("index.html", "executed.ipynb")}
-    render_report(NOTEBOOK, out, {"profile": "paper", "metrics_dir": str(metrics),
+    render_report(NOTEBOOK, out, {"profile": "real", "metrics_dir": str(metrics),
                                   "models_dir": str(tmp_path / "models"), "out_dir": str(out),
                                   "params_path": str(params)})
     assert {f: (out / f).read_bytes() for f in first} == first
@@ -328,19 +328,19 @@ def test_notebook_renders_on_a_fixture_tree(tree_files, tmp_path):
     assert row["paper: flava"] == pytest.approx(0.5893) and math.isnan(row["flava (released)"])  # flava missing
     # the transcription notes are shown
     assert "AMBIGUOUS label shift" in text and "Transcription notes" in text
-    assert "metrics/clip_ft-b0s1</code> (profile 'toy', not 'paper')" in text  # the ignored toy leftover
+    assert "metrics/clip_ft-b0s1</code> (profile 'toy', not 'real')" in text  # the ignored toy leftover
     assert "What each toy twin stands for" not in text  # the toy sections are not part of this profile's run
 
 
 def test_chain_means_cover_the_base_model_and_say_over_what(tmp_path):
-    params = {"profile": "paper", "bases": {"b0": {"seed": 0}, "b1": {"seed": 1}},
+    params = {"profile": "real", "bases": {"b0": {"seed": 0}, "b1": {"seed": 1}},
               "variants": {f"negclip-b{k}s0": {"method": "negclip", "base": f"b{k}", "seed": 0} for k in (0, 1)}}
     key = "aro/vg_attribution/macro_acc"
     for name, method, base, seed, v in (("clip-b0", "clip", "b0", None, 0.60), ("clip-b1", "clip", "b1", None, 0.62),
                                         ("negclip-b0s0", "negclip", "b0", 0, 0.78),
                                         ("negclip-b1s0", "negclip", "b1", 0, 0.80)):
         _write(tmp_path / "metrics" / name, {key: v}, {"model": name, "method": method, "base": base, "seed": seed,
-                                                        "profile": "paper", "dvc_stage": f"evaluate@{name}"})
+                                                        "profile": "real", "dvc_stage": f"evaluate@{name}"})
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     x1 = A.x1(A.load(tmp_path / "metrics", tmp_path / "params.yaml"))
     clip = _row(x1, source=C.CHAIN_MEAN, method="clip")

@@ -1,6 +1,6 @@
-"""The paper-profile sections of ``notebooks/tsvlc.py`` that only that profile has.
+"""The real-profile sections of ``notebooks/tsvlc.py`` that only that profile has.
 
-The paper profile trains TSVLC's rows (``profiles/paper.yaml``: every row of Tables 1-3, one run each) on the real
+The real profile trains TSVLC's rows (``profiles/real.yaml``: every row of Tables 1-3, one run each) on the real
 corpora: the report lists per method how many of its models are evaluated (:func:`methods_status`), renders the
 reproduced tables with the toy report's table code (:mod:`.toy`: the measured cells are headed *reproduced*
 there), and puts the released TSVLC checkpoint next to the printed numbers
@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...paper_values import COLUMNS as PAPER_VALUE_COLUMNS
-from ...tree import PAPER_PROFILE, PIPELINE, MetricsTree, read_params, read_tree
+from ...tree import PIPELINE, REAL_PROFILE, MetricsTree, read_params, read_tree
 from . import NAME
 from . import printed as P
 
@@ -22,14 +22,14 @@ NOT_RUN = "not run in this profile (no variant of this method in params)"
 
 
 def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Path = "models") -> MetricsTree:
-    """The paper profile's metrics tree. Its models are matched with no printed-values file (the TSVLC numbers
+    """The real profile's metrics tree. Its models are matched with no printed-values file (the TSVLC numbers
     are :mod:`.printed` and, for the released checkpoint, :mod:`vlcomp.reporting.released_values`, both views of
     ``vlcomp/data/printed/tsvlc.csv``)."""
     empty = pd.DataFrame(columns=list(PAPER_VALUE_COLUMNS))
     from .. import paper_scope
 
     models = paper_scope(read_params(params_path), NAME).models
-    return read_tree(metrics_dir, params_path, models_dir, paper_values=empty, profile=PAPER_PROFILE, models=models)
+    return read_tree(metrics_dir, params_path, models_dir, paper_values=empty, profile=REAL_PROFILE, models=models)
 
 
 def methods_status(tree: MetricsTree) -> pd.DataFrame:

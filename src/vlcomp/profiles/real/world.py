@@ -1,6 +1,6 @@
-"""Stage ``world`` of the paper profile: index the real caption files and their images (nothing is generated).
+"""Stage ``world`` of the real profile: index the real caption files and their images (nothing is generated).
 
-``world`` in the paper profile's params::
+``world`` in the real profile's params::
 
     world:
       image_size: 224            # decoded images: shorter side to 224 (bicubic), centre crop (open_clip eval)
@@ -18,7 +18,7 @@ Two annotation layouts are read, both BLIP's Karpathy files (the ones ARO and th
 
 A split with ``format: caption_tsv`` is read from TSVLC's CC3M layout instead (``train_with_cap.csv``: tab-separated
 ``file`` and ``caption`` columns, one row per image; :mod:`vlcomp.formats.cc3m`), the format of TSVLC's CC3M and
-of the LAION subset (``laion``: see profiles/paper.yaml).
+of the LAION subset (``laion``: see profiles/real.yaml).
 
 Captions are kept as written (stripped), not ``pre_caption``-cleaned: the NegCLIP fork trains on the raw COCO
 captions; the ARO evaluation loaders clean their own copies. Each split is written as the toy world's split is
@@ -46,7 +46,7 @@ CAPTION_FORMATS = {"karpathy": read_caption_file, "caption_tsv": read_caption_ts
 
 @dataclass(frozen=True)
 class PaperSplitSpec:
-    """``world.splits.<name>`` in the paper profile: the caption file (``format``: ``karpathy``, BLIP's JSON in
+    """``world.splits.<name>`` in the real profile: the caption file (``format``: ``karpathy``, BLIP's JSON in
     either layout; ``caption_tsv``, TSVLC's CC3M ``*_with_cap.csv``) and the folder its image paths are relative to."""
 
     annotations: str
@@ -68,11 +68,11 @@ class PaperWorldConfig:
             raise ValueError(f"world.image_size={self.image_size!r}: must be a positive int")
 
 
-def paper_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dict[str, PaperSplitSpec]]:
+def real_world_configs(world: Mapping[str, Any]) -> tuple[PaperWorldConfig, dict[str, PaperSplitSpec]]:
     w = dict(world or {})
     splits = w.pop("splits", None)
     if not isinstance(splits, Mapping) or not splits:
-        raise ValueError("params: world.splits is missing or empty (paper profile: caption files to index)")
+        raise ValueError("params: world.splits is missing or empty (real profile: caption files to index)")
     specs = {}
     for name, spec in splits.items():
         if not isinstance(spec, Mapping):
@@ -112,8 +112,8 @@ def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path)
 
 
 def index_world(world: Mapping[str, Any], out_dir: str | Path) -> dict:
-    """Index every split of the paper profile's ``world`` into ``out_dir``; returns ``{split: summary}``."""
-    cfg, specs = paper_world_configs(world)
+    """Index every split of the real profile's ``world`` into ``out_dir``; returns ``{split: summary}``."""
+    cfg, specs = real_world_configs(world)
     return {name: index_split(name, spec, cfg.image_size, Path(out_dir)) for name, spec in specs.items()}
 
 

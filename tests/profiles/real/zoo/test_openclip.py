@@ -9,7 +9,7 @@ from torch import nn
 
 from vlcomp.models.factory import ModelSpec, create_model
 from vlcomp.models.scorers import OpenClipScorer
-from vlcomp.profiles.paper.zoo import build_scorer
+from vlcomp.profiles.real.zoo import build_scorer
 
 from .helpers import TEXTS, activations, check_dual, clip_spec, reference, toy_state
 

@@ -1,4 +1,4 @@
-"""The schema of a ``paper_models`` entry: a family's keys (:class:`Key`), the family record (:class:`Family`)
+"""The schema of a ``released_models`` entry: a family's keys (:class:`Key`), the family record (:class:`Family`)
 and :func:`check_spec`, which fills defaults, expands paths and names the model and key of every mistake."""
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ class Family:
     summary: str = ""
 
 
-#: Every family, by its ``family`` value in ``paper_models`` (each family module registers itself).
-ZOO: Registry[Family] = Registry("model family", package="vlcomp.profiles.paper.zoo")
+#: Every family, by its ``family`` value in ``released_models`` (each family module registers itself).
+ZOO: Registry[Family] = Registry("model family", package="vlcomp.profiles.real.zoo")
 
 STR, INT, BOOL, NUM = (str,), (int,), (bool,), (int, float)
 

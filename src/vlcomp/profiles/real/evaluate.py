@@ -1,9 +1,9 @@
-"""Evaluation stages of the paper profile: the papers' released-format runners on one model.
+"""Evaluation stages of the real profile: the papers' released-format runners on one model.
 
 - ``evaluate_base`` / ``evaluate@<variant>``: a model of this pipeline (``models/base`` = the resolved OpenAI
   CLIP, ``models/finetune/<variant>`` = a fine-tuned variant), rebuilt from its ``model.json`` + ``model.pt``
   through the model zoo (``family: openclip``), so it is scored exactly as a released open_clip checkpoint is;
-- ``evaluate_released@<name>``: a released checkpoint of ``paper_models`` (NegCLIP, CE-CLIP, CoN-CLIP, TSVLC,
+- ``evaluate_released@<name>``: a released checkpoint of ``released_models`` (NegCLIP, CE-CLIP, CoN-CLIP, TSVLC,
   BLIP, FLAVA, OpenAI CLIP), built by name through the zoo (:mod:`.zoo`);
 - :func:`evaluate_released`: the same for several models outside DVC (``scripts/evaluate_released.py``).
 
@@ -26,10 +26,10 @@ from ...io import read_json
 
 
 def evaluation_settings(params: Mapping[str, Any]) -> tuple[list[str], dict[str, Any], str]:
-    """``(benchmarks, inputs, device)`` from ``evaluate.benchmarks``, ``paper_inputs`` and ``paper_evaluate``
+    """``(benchmarks, inputs, device)`` from ``evaluate.benchmarks``, ``real_inputs`` and ``real_evaluate``
     (the script path outside DVC; the stages read the benchmarks stage's manifest instead)."""
-    settings = params.get("paper_evaluate") or {}
-    return evaluation_benchmarks(params), evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")), param="paper_evaluate.device")
+    settings = params.get("real_evaluate") or {}
+    return evaluation_benchmarks(params), evaluation_inputs(params), resolve_device(str(settings.get("device", "auto")), param="real_evaluate.device")
 
 
 def checkpoint_spec(ckpt_dir: str | Path) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def checkpoint_scorer(name: str, ckpt_dir: str | Path, device: str):
 def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models: Sequence[str] | None = None,
                       benchmarks: Sequence[str] | None = None, scorers: Mapping[str, Any] | None = None,
                       log_run=None) -> dict[str, dict[str, float]]:
-    """Evaluate each model of ``paper_evaluate.models`` (specs in ``paper_models``) on each benchmark, one output
+    """Evaluate each model of ``real_evaluate.models`` (specs in ``released_models``) on each benchmark, one output
     folder per model under ``out_root``; returns ``{model: metrics}``.
 
     ``scorers`` (name -> ImageTextScorer) bypasses the zoo (tests build random-init models); ``log_run`` is a
@@ -62,20 +62,20 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
     MLflow run per model)."""
     from .zoo import build_scorer
 
-    settings = params.get("paper_evaluate") or {}
+    settings = params.get("real_evaluate") or {}
     models = list(models or settings.get("models") or [])
     benchmarks = list(benchmarks or evaluation_benchmarks(params))
     if not models:
-        raise ValueError("paper_evaluate.models must name at least one model")
-    specs = params.get("paper_models") or {}
+        raise ValueError("real_evaluate.models must name at least one model")
+    specs = params.get("released_models") or {}
     inputs = evaluation_inputs(params)
-    device = resolve_device(str(settings.get("device", "auto")), param="paper_evaluate.device")
+    device = resolve_device(str(settings.get("device", "auto")), param="real_evaluate.device")
     results = {}
     for name in models:
         if scorers is not None and name in scorers:
             scorer = scorers[name]
         elif name not in specs:
-            raise ValueError(f"paper_evaluate.models: {name!r} has no entry in paper_models")
+            raise ValueError(f"real_evaluate.models: {name!r} has no entry in released_models")
         else:
             scorer = build_scorer(name, specs[name], device=device)
         used = {"model": name, "spec": dict(getattr(scorer, "spec", {}) or specs.get(name, {})),
@@ -83,5 +83,5 @@ def evaluate_released(params: Mapping[str, Any], out_root: str | Path, *, models
         run = log_run(name, used) if log_run else contextlib.nullcontext()
         with run as tr:
             results[name] = evaluate_scorer(scorer, benchmarks, inputs, Path(out_root) / name,
-                                            {"profile": "paper", **used}, tr)
+                                            {"profile": "real", **used}, tr)
     return results

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from vlcomp.profiles.paper.zoo import build_scorer
+from vlcomp.profiles.real.zoo import build_scorer
 
 from .helpers import TEXTS, bert_tokenizer, check_cross, check_dual, small
 

@@ -7,7 +7,7 @@ import argparse
 import pytest
 import torch
 
-from vlcomp.profiles.paper.zoo import build_scorer
+from vlcomp.profiles.real.zoo import build_scorer
 
 from .helpers import ARCH, TEXTS, activations, check_dual, reference, toy_state
 

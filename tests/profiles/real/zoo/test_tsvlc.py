@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from vlcomp.profiles.paper.zoo import build_scorer
-from vlcomp.profiles.paper.zoo.tsvlc import apply_tsvlc_lora, convert_tsvlc_lora
+from vlcomp.profiles.real.zoo import build_scorer
+from vlcomp.profiles.real.zoo.tsvlc import apply_tsvlc_lora, convert_tsvlc_lora
 
 from .helpers import ARCH, TEXTS, activations, check_dual, reference, toy_state
 

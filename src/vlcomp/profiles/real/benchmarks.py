@@ -1,4 +1,4 @@
-"""Stage ``benchmarks``, paper profile: the released files of ``paper_inputs`` (``$VAR`` expanded, absolute paths),
+"""Stage ``benchmarks``, real profile: the released files of ``real_inputs`` (``$VAR`` expanded, absolute paths),
 then the shared perturbations and checked manifest (:func:`vlcomp.eval.inputs.finish_benchmarks`)."""
 
 from __future__ import annotations
@@ -17,5 +17,5 @@ def build_benchmarks(params: Mapping[str, Any], world: str | Path, out: Path,
     (the released benchmarks bring their own images); it keeps the toy profile's signature."""
     # absolute paths: the manifest's relative paths are its own (the twins' files under ``out``)
     inputs = {k: (str(Path(v).resolve()) if isinstance(v, str) and v and Path(v).exists() else v)
-              for k, v in expand_inputs(section(params, "paper_inputs")).items()}
+              for k, v in expand_inputs(section(params, "real_inputs")).items()}
     return finish_benchmarks(params, inputs, out, names=names)

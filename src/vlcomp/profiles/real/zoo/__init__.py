@@ -1,4 +1,4 @@
-"""The paper profile's model registry ("zoo"): each evaluated model is built from its ``params.yaml`` spec.
+"""The real profile's model registry ("zoo"): each evaluated model is built from its ``params.yaml`` spec.
 
 ``build_scorer(name, spec)`` returns an :class:`~vlcomp.models.scorers.ImageTextScorer`; ``spec["family"]``
 picks one of the families registered in :data:`ZOO`, one module each (spec keys; ``*`` = required):
@@ -19,12 +19,12 @@ picks one of the families registered in :data:`ZOO`, one module each (spec keys;
 - ``flava`` (:mod:`.flava`): ``FlavaForPreTraining`` from a local HF directory, a cross scorer. Keys: ``path*``,
   ``tokenizer``, ``max_length`` (77), ``pair_batch``, ``image_batch``, ``text_batch``.
 
-Path-valued keys expand ``$VAR`` / ``~`` like ``paper_inputs``. A spec that is not a mapping, has an unknown
+Path-valued keys expand ``$VAR`` / ``~`` like ``real_inputs``. A spec that is not a mapping, has an unknown
 key, misses a required key or holds a value of the wrong type raises ``ValueError`` naming model and key
 (:mod:`.spec`). Checkpoints are read weights-only, and every open_clip family resolves QuickGELU
 (:mod:`vlcomp.models.weights`); the HF families share :mod:`.cross`.
 
-This is paper-profile code: the toy profile never loads a released checkpoint, and shared code never imports
+This is real-profile code: the toy profile never loads a released checkpoint, and shared code never imports
 it (the toy pipeline's models are built by :mod:`vlcomp.models.factory`).
 """
 

@@ -1,4 +1,4 @@
-"""The paper profile's TSVLC inputs: CC3M's caption TSV as a world split, TSVLC's other base models resolved from
+"""The real profile's TSVLC inputs: CC3M's caption TSV as a world split, TSVLC's other base models resolved from
 their released weights, the authors' released positives as an analogy source, the per-method recipe (batch,
 warm-up, weight decay) and the doctor's checks of the models TSVLC reads."""
 
@@ -15,8 +15,8 @@ from PIL import Image
 from vlcomp.config import profile_params
 from vlcomp.formats.cc3m import write_caption_tsv
 from vlcomp.models.factory import ModelSpec, create_model
-from vlcomp.profiles.paper.pretrain import base_model
-from vlcomp.profiles.paper.world import index_world, paper_world_configs
+from vlcomp.profiles.real.pretrain import base_model
+from vlcomp.profiles.real.world import index_world, real_world_configs
 from vlcomp.train.recipes import model_spec
 from vlcomp.world import Split
 
@@ -44,11 +44,11 @@ def test_a_caption_tsv_split_is_indexed_as_a_karpathy_one(tmp_path):
     index = json.loads((tmp_path / "world" / "cc3m" / "index.json").read_text())
     assert index["annotations_format"] == "caption_tsv" and index["images"][2] == "training/2.jpg"
     with pytest.raises(ValueError, match=r"world.splits.cc3m.*format='tsv': must be one of karpathy, caption_tsv"):
-        paper_world_configs({"splits": {"cc3m": {**cc3m(tmp_path / "c2"), "format": "tsv"}}})
+        real_world_configs({"splits": {"cc3m": {**cc3m(tmp_path / "c2"), "format": "tsv"}}})
 
 
-def test_the_paper_profile_configures_every_tsvlc_row():
-    p = profile_params("paper", REPO)
+def test_the_real_profile_configures_every_tsvlc_row():
+    p = profile_params("real", REPO)
     rows = [m for m in p["seeds"] if m.startswith("tsvlc")]
     assert len(rows) == 22 and all(p["seeds"][m] == [0] for m in rows)
     assert p["mlm"]["model"] == "distilroberta-base"
@@ -67,7 +67,7 @@ def test_a_method_overrides_the_recipe():
     from vlcomp.methods import method_config
     from vlcomp.train.finetune import finetune_config
 
-    p = profile_params("paper", REPO)
+    p = profile_params("real", REPO)
     cfg = finetune_config(p["finetune"])
     tsvlc = cfg.train_config(5e-6, 5, method_config(p, "tsvlc_combined"))
     assert (tsvlc.batch_size, tsvlc.warmup_steps, tsvlc.weight_decay) == (512, 10000, 0.1)
@@ -75,16 +75,16 @@ def test_a_method_overrides_the_recipe():
     assert (negclip.batch_size, negclip.warmup_steps, negclip.weight_decay) == (256, 50, 0.2)  # finetune's
     assert cfg.train_config(1e-5, 5) == negclip
     for key, bad in (("batch_size", 0), ("warmup_steps", -1), ("weight_decay", -0.1), ("batch_size", 1.5)):
-        p2 = profile_params("paper", REPO)
+        p2 = profile_params("real", REPO)
         p2["methods"]["tsvlc_rb"][key] = bad
         with pytest.raises(ValueError, match=f"methods.tsvlc_rb.*{key}="):
             method_config(p2, "tsvlc_rb")
 
 
 def _params_with_base(weights, arch="toy-vit-p8"):
-    p = profile_params("paper", REPO)
-    p["model"] = {"arch": "toy-vit-p8", "weights": "/nowhere/base.pt", "tokenizer": "world", "context_length": 32}
-    p["bases"]["vit-b0"] = {"seed": 0, "model": "vit", "arch": arch, **({"weights": weights} if weights else {})}
+    p = profile_params("real", REPO)
+    p["clip"] = {"arch": "toy-vit-p8", "weights": "/nowhere/base.pt", "tokenizer": "world", "context_length": 32}
+    p["bases"]["vit-b0"] = {"seed": 0, "family": "vit", "arch": arch, **({"weights": weights} if weights else {})}
     return p
 
 
@@ -127,7 +127,7 @@ def test_released_positives_are_an_analogy_source(tmp_path):
 
 
 def test_the_doctor_checks_the_models_tsvlc_reads(tmp_path, monkeypatch):
-    from vlcomp.doctor import check_paper_models_used
+    from vlcomp.doctor import check_real_models_used
 
     mlm = tmp_path / "mlm"
     mlm.mkdir()
@@ -137,13 +137,13 @@ def test_the_doctor_checks_the_models_tsvlc_reads(tmp_path, monkeypatch):
     positives = tmp_path / "pos"
     positives.mkdir()
     (positives / "0.json").write_text("{}")
-    params = {"model": {"arch": "toy-vit-p8"}, "mlm": {"model": str(mlm)},
+    params = {"clip": {"arch": "toy-vit-p8"}, "mlm": {"model": str(mlm)},
               "mine": {"a": {"source": "llm", "model": str(tmp_path / "no-lm")},
                        "b": {"source": "released", "positives": str(positives)},
                        "c": {"source": "released", "positives": str(tmp_path / "none")}},
               "base_models": {"vit": {"arch": "toy-vit-p8", "weights": str(weights)}, "cyclip": {},
                               "gone": {"weights": str(tmp_path / "gone.pt")}}}
-    got = {f.item: f.status for f in check_paper_models_used(params)}
+    got = {f.item: f.status for f in check_real_models_used(params)}
     assert got == {"mlm.model": "ok", "mine.a.model": "missing", "mine.b.positives": "ok",
                    "mine.c.positives": "missing", "base_models.vit": "ok", "base_models.cyclip": "missing",
                    "base_models.gone": "missing"}

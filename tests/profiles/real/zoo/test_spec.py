@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vlcomp.profiles.paper.zoo import ZOO, build_scorer
+from vlcomp.profiles.real.zoo import ZOO, build_scorer
 
 from .helpers import ARCH, clip_spec
 

@@ -1,5 +1,5 @@
-"""Paper profile: real image files decoded on indexing (`vlcomp.formats.images`), the caption-file reader and the
-world index (`vlcomp.profiles.paper.world`), and `vlcomp.world.Split` over an indexed split."""
+"""Real profile: real image files decoded on indexing (`vlcomp.formats.images`), the caption-file reader and the
+world index (`vlcomp.profiles.real.world`), and `vlcomp.world.Split` over an indexed split."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from PIL import Image
 from vlcomp.formats.images import ImageFiles, load_rgb
 from vlcomp.formats.karpathy import read_caption_file
 from vlcomp.formats.records import RecordError
-from vlcomp.profiles.paper.world import (
+from vlcomp.profiles.real.world import (
     INDEX_FORMAT,
     PaperSplitSpec,
     index_split,
     index_world,
-    paper_world_configs,
+    real_world_configs,
     sha256_file,
 )
 from vlcomp.world import Split
@@ -374,10 +374,10 @@ def test_index_split_missing_image_folder(data, tmp_path):
         index_split("tr", spec, 4, tmp_path / "world")
 
 
-def test_paper_world_configs_expands_vars_and_home(monkeypatch, tmp_path):
+def test_real_world_configs_expands_vars_and_home(monkeypatch, tmp_path):
     monkeypatch.setenv("VLCOMP_TEST_DATA", "/some/where")
     monkeypatch.setenv("HOME", str(tmp_path))
-    cfg, specs = paper_world_configs({"image_size": 32, "splits": {
+    cfg, specs = real_world_configs({"image_size": 32, "splits": {
         "a": {"annotations": "$VLCOMP_TEST_DATA/a.json", "images": "${VLCOMP_TEST_DATA}/imgs"},
         "b": {"annotations": "~/b.json", "images": "~/imgs", "description": "bee"}}})
     assert cfg.image_size == 32
@@ -385,8 +385,8 @@ def test_paper_world_configs_expands_vars_and_home(monkeypatch, tmp_path):
                      "b": PaperSplitSpec(f"{tmp_path}/b.json", f"{tmp_path}/imgs", "bee")}
 
 
-def test_paper_world_configs_default_image_size():
-    cfg, _ = paper_world_configs({"splits": {"a": {"annotations": "a.json", "images": "i"}}})
+def test_real_world_configs_default_image_size():
+    cfg, _ = real_world_configs({"splits": {"a": {"annotations": "a.json", "images": "i"}}})
     assert cfg.image_size == 224
 
 
@@ -400,9 +400,9 @@ def test_paper_world_configs_default_image_size():
     ({"image_size": True, "splits": {"tr": {"annotations": "a", "images": "i"}}}, r"image_size"),
     ({"image_sizes": 3, "splits": {"tr": {"annotations": "a", "images": "i"}}}, r"world\.image_sizes"),
 ])
-def test_paper_world_configs_errors(world, message):
+def test_real_world_configs_errors(world, message):
     with pytest.raises(ValueError, match=message):
-        paper_world_configs(world)
+        real_world_configs(world)
 
 
 # ----------------------------------------------------------------------------------------------- Split
@@ -428,7 +428,7 @@ def test_split_on_an_indexed_split(indexed, data):
     assert (got[1] == np.array(GREEN, dtype=np.uint8)).all()
     assert split.captions() == [["a green thing", "green again"], ["a red thing"]]
     assert split.twins() == []
-    with pytest.raises(ValueError, match="paper profile"):
+    with pytest.raises(ValueError, match="real profile"):
         split.scenes()
 
 
