@@ -37,7 +37,7 @@ Why it pays on the toy profile: a thread count changes float results in their la
 the same fixed number of torch threads wherever it runs (``VLCOMP_THREADS``, default 1: :mod:`vlcomp.determinism`),
 under ``make repro`` as under a plain ``dvc repro``. The speed comes from here instead: independent stages side by
 side, one per core (measured on the 2-core machine: one CLIP-FT fine-tune runs 1.55x faster on two threads than on
-one, but two one-thread fine-tunes side by side still beat that by 1.17-1.32x, README "Speed").
+one, but two one-thread fine-tunes side by side still beat that by 1.17-1.32x, docs/performance.md "Threads and scheduling").
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def _long() -> pd.DataFrame:
 
 
 def _table(means: list[float], methods: list[str] | None = None) -> Table:
-    data = pd.DataFrame({"method": methods or [f"m{i}" for i in range(len(means))], "mean": means})
+    data = pd.DataFrame({"method": methods or ["m"] * len(means), "mean": means})
     return Table(data, legend="a legend")
 
 
@@ -112,8 +112,10 @@ def test_checklist_counts_partial_rows_and_pending_parts():
     report = _report()
     built = {"X-T1": _table([0.5, math.nan, 0.2, math.nan], ["a", "b", "a", "b"]), "X-T2": None,
              "X-F1": _figure()}
-    check = checklist_table(report, ARTIFACTS, built, []).data.set_index("artifact")["status"]
+    check = checklist_table(report, ARTIFACTS, built, [], ("a", "b")).data.set_index("artifact")["status"]
     assert check["X-T1"] == "rendered; reproduced values for 1 of 2 rows"  # per method: a has one, b none
+    only_a = checklist_table(report, ARTIFACTS, built, [], ("a",)).data.set_index("artifact")["status"]
+    assert only_a["X-T1"] == "rendered"  # b is not the page's (a row the paper alone prints)
     assert check["X-T2"] == "pending: input not produced yet"
     assert check["X-C1"] == "not in the ledger"
 

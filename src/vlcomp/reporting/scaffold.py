@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,26 +155,28 @@ def runs_table(long: pd.DataFrame, methods: Methods) -> Table:
         "them everywhere; a row of one run has no spread and says so."))
 
 
-def _reproduced(built: Built) -> tuple[int, int] | None:
-    """For a built table with reproduced values (a ``mean`` column): how many of its rows (its methods, where it
-    has a ``method`` column) have a number, and of how many (summed over the tables of a list); None for anything
-    else (an inventory, a figure, text)."""
+def _reproduced(built: Built, methods: Collection[str]) -> tuple[int, int] | None:
+    """For a built table with reproduced values (a ``mean`` column): how many of its rows have a number, and of
+    how many (summed over the tables of a list); where it has a ``method`` column, counted per method of
+    ``methods`` (the page's: a row the paper alone prints, such as ARO's BLIP, is no row to reproduce). None for
+    anything else (an inventory, a figure, text)."""
     if isinstance(built, list):  # several blocks: their tables' rows together
-        counts = [c for c in (_reproduced(item) for _, item in built) if c is not None]
+        counts = [c for c in (_reproduced(item, methods) for _, item in built) if c is not None]
         return (sum(c[0] for c in counts), sum(c[1] for c in counts)) if counts else None
     if not (isinstance(built, Table) and "mean" in built.data.columns):
         return None
     has = pd.to_numeric(built.data["mean"], errors="coerce").notna()
     if "method" in built.data.columns:
-        per = has.groupby(built.data["method"].to_numpy(), sort=False).any()
+        own = built.data["method"].isin(list(methods)).to_numpy()
+        per = has[own].groupby(built.data["method"].to_numpy()[own], sort=False).any()
         return int(per.sum()), len(per)
     return int(has.sum()), len(has)
 
 
-def _status(built: Built) -> str:
+def _status(built: Built, methods: Collection[str]) -> str:
     if built is None:
         return "pending: input not produced yet"
-    counts = _reproduced(built)
+    counts = _reproduced(built, methods)
     if counts is None or counts[0] == counts[1]:
         return "rendered"
     if counts[0] == 0:
@@ -183,10 +185,11 @@ def _status(built: Built) -> str:
 
 
 def checklist_table(report: Report, artifacts: Sequence[str], built: dict[str, Built],
-                    claims: Sequence[Claim]) -> Table:
+                    claims: Sequence[Claim], methods: Collection[str] = ()) -> Table:
     """Every artifact of the paper's entry, in its order: what it is (the heading of the section that renders
     it), where on the page, and its status: rendered (and, for a table of reproduced values, how many of its rows
-    have one), pending (its input not produced yet), covered elsewhere, or a claim with its verdict."""
+    of ``methods``, the page's, have one), pending (its input not produced yet), covered elsewhere, or a claim with
+    its verdict."""
     where: dict[str, tuple[Section, Part]] = {}
     for s in report.sections:
         for p in s.parts:
@@ -199,7 +202,7 @@ def checklist_table(report: Report, artifacts: Sequence[str], built: dict[str, B
         if a in where:
             s, p = where[a]
             rows.append({"artifact": a, "what": s.title, "where": f"[{p.name}](#{anchor(p.name)})",
-                         "status": _status(built.get(p.name))})
+                         "status": _status(built.get(p.name), methods)})
         elif a in covered:
             rows.append({"artifact": a, "what": covered[a].what, "where": "", "status": covered[a].status})
         else:
@@ -301,7 +304,7 @@ class Page:
             yield from self.render(p)
         yield _heading("Artifact checklist", 3, "artifact_checklist")
         yield Block("html", show(self.out_dir, "artifact_checklist",
-                                 checklist_table(r, artifacts, self.built, claims)))
+                                 checklist_table(r, artifacts, self.built, claims, r.methods(ctx).order)))
         yield _heading("Runs", 3, "runs")
         yield Block("html", show(self.out_dir, "runs", runs_table(r.long(ctx), r.methods(ctx))))
         toc = [("claims_ledger", "Claims ledger: every condition"),
