@@ -66,7 +66,7 @@ NEW_PAPER = {
         REPORT = Report(paper="toypaper", title="Toy paper", intro="", headline="T1",
                         sections=(Section("T1", (Part("T1", lambda ctx: None),)),),
                         ledger=lambda ctx: ([], None), methods=lambda ctx: ctx.methods,
-                        long=lambda ctx: ctx.long, deviations=lambda ctx: "", provenance=lambda ctx: Table(None))
+                        deviations=lambda ctx: "", provenance=lambda ctx: Table(None))
         ''',
     "notebooks/toypaper.py": '''
         # %%

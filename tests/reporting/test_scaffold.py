@@ -65,7 +65,7 @@ def _report(**kw) -> Report:
     return Report(paper="x", title="X — report", intro="Intro.", headline=kw.pop("headline", "X-T1"), sections=sections,
                   ledger=lambda ctx: ([CLAIM], Table(pd.DataFrame({"claim": ["C1"]}))),
                   methods=lambda ctx: Methods(("m", "other"), {"m": "Method", "other": "Other"}),
-                  long=lambda ctx: ctx.long, deviations=lambda ctx: "- a deviation",
+                  deviations=lambda ctx: "- a deviation",
                   provenance=lambda ctx: Table(pd.DataFrame({"model": ["m-b0s0"]})),
                   covered=kw.pop("covered", (Covered("X-D1", "a dataset", "pipeline: build@x"),)))
 

@@ -96,11 +96,11 @@ class Report:
     sections: tuple[Section, ...]
     ledger: Callable[[Any], tuple[list[Claim], Table]]
     methods: Callable[[Any], Methods]
-    long: Callable[[Any], pd.DataFrame]
     deviations: Callable[[Any], str]
     provenance: Callable[[Any], Table]
     covered: tuple[Covered, ...] = ()
     status: Callable[[Any], str] = lambda ctx: ""  # Markdown: the profile and what the numbers are
+    long: Callable[[Any], pd.DataFrame] = lambda ctx: ctx.long  # the collected metrics (the runs table)
 
     def parts(self) -> list[Part]:
         return [p for s in self.sections for p in s.parts]

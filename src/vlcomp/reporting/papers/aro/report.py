@@ -175,7 +175,6 @@ REPORT = Report(
     sections=SECTIONS,
     ledger=T.ledger,
     methods=lambda ctx: ctx.methods,
-    long=lambda ctx: ctx.long,
     deviations=T.deviations_markdown,
     provenance=T.provenance_table,
     status=T.intro_markdown,
