@@ -214,9 +214,9 @@ def test_real_profile_dvc_repro(tmp_path, word_tokenizer):
     assert cyclip_json["trained_on"].startswith("resolved: ") and cyclip_json["trained_on"].endswith("cyclip_rn50.pt")
     report = work / "reports" / "papers" / "tsvlc"
     assert "Traceback" not in (report / "index.html").read_text()
-    status = pd.read_csv(report / "tables" / "tsvlc_methods.csv").set_index("method")["status"]
-    assert status["tsvlc_combined"] == status["tsvlc_cyclip_lora"] == "1 of 1 models evaluated"
-    assert status["tsvlc_rb"].startswith("not run")
+    runs = pd.read_csv(report / "tables" / "runs.csv").set_index("key")  # the page's runs table
+    assert runs.loc["`tsvlc_combined`", "runs"] == runs.loc["`tsvlc_cyclip_lora`", "runs"] == 1
+    assert runs.loc["`tsvlc_rb`", "which runs"] == "not run"
     t3 = pd.read_csv(report / "tables" / "TSVLC-T3.csv").set_index(["method", "metric_key"])
     row = t3.loc[("tsvlc_combined", "vlchecklist/relation/spatial")]  # reproduced (n = 1) beside the printed cell
     assert 0 <= row["mean"] <= 1 and row["n"] == 1 and row["paper"] == pytest.approx(0.6320)

@@ -13,7 +13,8 @@ import yaml
 from vlcomp.reporting import comparison as C
 from vlcomp.reporting import tree as T
 from vlcomp.reporting.paper_values import load_paper_values
-from vlcomp.reporting.papers.aro import comparison as A
+from vlcomp.reporting.papers.aro import real as A
+from vlcomp.reporting.scaffold import tree_runs_table
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "aro.py"
 
@@ -121,9 +122,12 @@ def test_toy_folder_is_ignored_and_expected_models_are_missing(tree):
     assert [m.name for m in tree.present(T.RELEASED)] == ["negclip", "ceclip", "conclip", "blip"]  # params order
     assert [m.name for m in tree.missing(T.RELEASED)] == ["clip", "flava"]
     assert [(d.name, why) for d, why in tree.ignored] == [("clip_ft-b0s1", "profile 'toy', not 'real'")]
+    runs = tree_runs_table(tree).data  # the page's runs table says which models are evaluated
+    assert list(runs.loc[runs["status"] != "evaluated", "model"]) == ["`clip_ft-b0s1`", "`clip`", "`flava`"]
+    assert _row(runs, model="`negclip-b0s1`")["chain"] == "b0s1"
     intro = A.intro_markdown(tree)
-    assert "missing: `clip_ft-b0s1`" in intro and "missing: `clip`, `flava`" in intro
-    assert "clip_ft-b0s1` (profile 'toy'" in intro
+    assert "4 of 5 pipeline models and 4 of 6 released checkpoints" in intro
+    assert "1 folder with a metrics.json ignored" in intro and "(#ignored_folders)" in intro
     # the toy leftover's 0.99 appears nowhere
     assert 0.99 not in set(A.order_table(tree)["reproduced"].dropna())
 
@@ -137,8 +141,11 @@ def test_aro_intro_lists_aro_models_only(tmp_path):
     tree = A.load(tmp_path / "metrics", tmp_path / "params.yaml")
     # ARO's report reads ARO's models only (vlcomp.reporting.scope): TSVLC's run is not in its tree
     assert "tsvlc_combined-b0s0" not in [m.name for m in tree.models]
-    intro = A.intro_markdown(tree)  # ARO's introduction lists ARO's (TSVLC's rows are in TSVLC's report)
-    assert "present: `negclip-b0s0`; missing: `clip-b0`, `clip_ft-b0s0`, `clip_ft-b0s1`, `negclip-b0s1`." in intro
+    runs = tree_runs_table(tree).data  # ARO's runs table lists ARO's (TSVLC's rows are in TSVLC's report)
+    assert list(runs.loc[runs["source"] == T.PIPELINE, "model"]) == [
+        "`clip-b0`", "`clip_ft-b0s0`", "`clip_ft-b0s1`", "`negclip-b0s0`", "`negclip-b0s1`"]
+    assert list(runs.loc[runs["status"] == "evaluated", "model"]) == ["`negclip-b0s0`"]
+    intro = A.intro_markdown(tree)
     assert "tsvlc" not in intro and "`negclip` (loss=negclip, paper=aro)" in intro
 
 
@@ -152,9 +159,9 @@ def test_no_paper_folder_says_so_and_still_builds_every_table(tmp_path):
     assert {why for _, why in tree.ignored} == {"profile 'toy', not 'real'", "no provenance.json"}
     t6 = A.t6(tree)
     assert t6["reproduced"].isna().all()
-    assert T.released_wide(tree).empty and C.markdown(T.released_wide(tree)) == "*(no rows)*"
+    assert T.released_wide(tree).empty and C.formatted(T.released_wide(tree)).empty
     for table in (A.t2(tree), A.x1(tree), A.order_table(tree), T.provenance_table(tree)):
-        C.markdown(table)
+        assert len(C.formatted(table)) == len(table)
 
 
 @pytest.mark.parametrize("content", ["[0.5, 0.6]", '{"aro/coco_order/acc": "0.5"}', '{"a": true}', "{not json"])
@@ -267,16 +274,24 @@ def test_provenance_table(tree):
     assert "git_commit" not in prov.columns and "mlflow_run_id" not in prov.columns
 
 
-def test_markdown_and_saved_tables(tree, tmp_path):
-    x1 = C.save(A.x1(tree), tmp_path / "out", "ARO-X1")
+def test_comparison_table_formats_and_saves(tree, tmp_path):
+    from vlcomp.reporting.render import save_table
+
+    x1 = A.x1(tree)
+    save_table(C.table(x1), tmp_path / "out", "ARO-X1")
     md = (tmp_path / "out" / "tables" / "ARO-X1.md").read_text()
     line = next(ln for ln in md.splitlines() if "| negclip-b0s0 " in ln)
     assert "| 0.750 " in line and "| +0.040 " in line and "nan" not in md
     csv = pd.read_csv(tmp_path / "out" / "tables" / "ARO-X1.csv", keep_default_na=True)
     assert len(csv) == len(x1)
     assert csv.loc[csv["model"] == "negclip-b0s0", "difference"].iloc[0] == pytest.approx(0.04)
-    notes = C.notes_markdown(x1)
-    assert T.NOTE_MODEL_MISSING in notes and "`flava` (1 row)" in notes
+    notes = C.note_lines(x1)
+    assert any(T.NOTE_MODEL_MISSING in n and "`flava` (1 row)" in n for n in notes)
+    assert all(n in md for n in notes)  # every row note is written under the table
+    wide = C.table(A.t6(tree), index=("group", "task"))  # the page shows the wide view, the CSV keeps the long form
+    assert list(wide.shown["task"])[:2] == ["VG-Relation", "VG-Attribution"] and len(wide.data) > len(wide.shown)
+    assert wide.shown.loc[wide.shown["task"] == "VG-Relation", "paper: negclip"].iloc[0] == "0.810"
+    assert C.LONG_FORM in wide.notes
 
 
 # --------------------------------------------------------------------------- the notebook
@@ -301,11 +316,11 @@ def test_notebook_renders_on_a_fixture_tree(tree_files, tmp_path):
     executed = json.loads(first["executed.ipynb"])
     assert [c["id"] for c in executed["cells"]] == [f"cell-{i}" for i in range(len(executed["cells"]))]
     assert "start_time" not in executed["metadata"]["papermill"]
-    for name in ("ARO-T6", "ARO-T6_wide", "ARO-T2", "ARO-X1", "ARO-order", "released_all_benchmarks",
-                 "pipeline_all_benchmarks", "provenance", "ignored_folders",
-                 *(f"{paper}_released{wide}" for paper in ("ceclip", "conclip", "tsvlc", "hardpos")
-                   for wide in ("", "_wide"))):
-        assert (out / "tables" / f"{name}.csv").exists() and (out / "tables" / f"{name}.md").exists(), name
+    for name in ("ARO-T6", "ARO-T2", "ARO-X1", "ARO-order", "released_all_benchmarks", "pipeline_all_benchmarks",
+                 "provenance", "ignored_folders", "runs", "artifact_checklist",
+                 *(f"{paper}_released" for paper in ("ceclip", "conclip", "tsvlc", "hardpos"))):
+        for ext in ("csv", "md", "tex"):
+            assert (out / "tables" / f"{name}.{ext}").exists(), (name, ext)
     x1 = pd.read_csv(out / "tables" / "ARO-X1.csv")
     mean = x1[x1["source"] == C.CHAIN_MEAN].iloc[0]
     assert mean["reproduced"] == pytest.approx(0.70) and mean["difference"] == pytest.approx(-0.01)
@@ -322,14 +337,23 @@ def test_notebook_renders_on_a_fixture_tree(tree_files, tmp_path):
     no_k1 = conclip[(conclip["artifact"] == "CONCLIP-T7") & (conclip["metric_key"] == "ccneg/word/no/k/1/acc")
                     & (conclip["model"] == "conclip")].iloc[0]
     assert no_k1["difference"] == pytest.approx(0.95 - 0.9699)
-    wide = pd.read_csv(out / "tables" / "conclip_released_wide.csv")
-    row = wide[(wide["artifact"] == "CONCLIP-T3")].iloc[0]
-    assert row["conclip (released)"] == pytest.approx(0.99) and row["paper: conclip"] == pytest.approx(0.997)
-    assert row["paper: flava"] == pytest.approx(0.5893) and math.isnan(row["flava (released)"])  # flava missing
+    flava = conclip[(conclip["artifact"] == "CONCLIP-T3") & (conclip["model"] == "flava")].iloc[0]
+    assert flava["paper"] == pytest.approx(0.5893) and math.isnan(flava["reproduced"])  # flava missing
+    wide = (out / "tables" / "conclip_released.md").read_text()  # the page's wide view: one row per printed metric
+    assert "conclip (released)" in wide and "paper: flava" in wide
     # the transcription notes are shown
-    assert "AMBIGUOUS label shift" in text and "Transcription notes" in text
-    assert "metrics/clip_ft-b0s1</code> (profile 'toy', not 'real')" in text  # the ignored toy leftover
+    assert "AMBIGUOUS label shift" in text and "Transcription note" in text
+    assert "metrics/clip_ft-b0s1</td>" in text and "profile 'toy', not 'real'" in text  # the ignored toy leftover
     assert "What each toy twin stands for" not in text  # the toy sections are not part of this profile's run
+    # the scaffold's page: no verdicts in this profile (one run per row), the checklist generated
+    assert "No verdicts on this page" in text and "Claims ledger: every condition" not in text
+    checklist = pd.read_csv(out / "tables" / "artifact_checklist.csv")
+    status = dict(zip(checklist["artifact"], checklist["status"], strict=True))
+    assert status["ARO-X1"].startswith("rendered; reproduced values for") and status["ARO-F3"].startswith("toy profile only")
+    from chromium import CHROMIUM, check_report_page  # tests/ is on sys.path (rootdir conftest)
+
+    if CHROMIUM is not None:  # .ci/run installs it
+        check_report_page(out / "index.html", tmp_path / "layout", ("at-a-glance", "verdicts"))
 
 
 def test_chain_means_cover_the_base_model_and_say_over_what(tmp_path):
@@ -353,7 +377,10 @@ def test_chain_means_cover_the_base_model_and_say_over_what(tmp_path):
     assert _row(x1, model="negclip-b1s0")["n_chains"] == 1
     legend = C.chain_legend(x1)
     assert "clip: 2 base seeds (0, 1); negclip: 2 whole chains" in legend and "std_over_chains" in legend
-    md = C.section(x1, tmp_path / "out", "ARO-X1", notes=["*Paper inconsistency*: a note."])
+    from vlcomp.reporting.render import save_table
+
+    save_table(C.table(x1, notes=["*Paper inconsistency*: a note."]), tmp_path / "out", "ARO-X1")
+    md = (tmp_path / "out" / "tables" / "ARO-X1.md").read_text()
     assert legend in md and "*Paper inconsistency*: a note." in md
     wide = pd.read_csv(tmp_path / "out" / "tables" / "ARO-X1.csv")
     assert wide["reproduced"].dtype == float and wide["std_over_chains"].dtype == float

@@ -27,7 +27,7 @@ from vlcomp.metrics.aro import VG_RELATION_GROUP_OF
 from vlcomp.reporting import comparison as C
 from vlcomp.reporting import released_values as R
 from vlcomp.reporting import tree as T
-from vlcomp.reporting.papers.aro import comparison as A
+from vlcomp.reporting.papers.aro import real as A
 from vlcomp.reporting.printed_values import COLUMNS as PRINTED_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -307,17 +307,25 @@ def test_one_paper_only_and_unknown_paper(table, values, tmp_path):
         R.released_comparison(tree, "aro")
 
 
-def test_section_saves_tables_and_lists_transcription_notes(tmp_path):
+def test_released_table_saves_long_csv_shows_wide_view_and_transcription_notes(tmp_path):
+    from vlcomp.reporting.render import save_table, table_html
+
     root = tmp_path / "t"
     _write(root / "metrics" / "released" / "tsvlc", {"vlchecklist/attribute/action": 0.7}, "tsvlc")
     tree = A.load(root / "metrics", root / "params.yaml")
-    md = R.released_section(tree, "tsvlc", tmp_path / "out")
-    for name in ("tsvlc_released", "tsvlc_released_wide"):
-        assert (tmp_path / "out" / "tables" / f"{name}.csv").exists(), name
-    wide = pd.read_csv(tmp_path / "out" / "tables" / "tsvlc_released_wide.csv")
-    row = wide[(wide["artifact"] == "TSVLC-T3") & (wide["metric_key"] == "vlchecklist/attribute/action")].iloc[0]
-    assert row["tsvlc (released)"] == pytest.approx(0.7) and row["paper: tsvlc"] == pytest.approx(0.7215)
-    assert "**Transcription notes**" in md and "AMBIGUOUS label shift" in md
-    notes = R.paper_notes_markdown(R.released_comparison(tree, "tsvlc"))
-    assert notes.count("AMBIGUOUS (catalog 2.2): Object presumably") == 1  # one bullet per distinct caveat
-    assert "TSVLC-T3 `tsvlc`: 7 values" in notes
+    table = R.released_table(tree, "tsvlc")
+    save_table(table, tmp_path / "out", "tsvlc_released")
+    long = pd.read_csv(tmp_path / "out" / "tables" / "tsvlc_released.csv")  # the CSV: the long form, numbers
+    row = long[(long["artifact"] == "TSVLC-T3") & (long["metric_key"] == "vlchecklist/attribute/action")
+               & (long["model"] == "tsvlc")].iloc[0]
+    assert row["reproduced"] == pytest.approx(0.7) and row["paper"] == pytest.approx(0.7215)
+    assert row["difference"] == pytest.approx(0.7 - 0.7215)
+    shown = table.shown  # the page: one row per printed metric, reproduced and paper columns side by side
+    wide = shown[(shown["artifact"] == "TSVLC-T3") & (shown["metric_key"] == "vlchecklist/attribute/action")].iloc[0]
+    assert wide["tsvlc (released)"] == "0.700" and wide["paper: tsvlc"] == "0.722"
+    md = (tmp_path / "out" / "tables" / "tsvlc_released.md").read_text()
+    assert "0.722" in md and "AMBIGUOUS label shift" in md and "Transcription note" in md
+    assert "AMBIGUOUS label shift" in table_html(table)
+    notes = R.paper_note_lines(R.released_comparison(tree, "tsvlc"))
+    assert sum("AMBIGUOUS (catalog 2.2): Object presumably" in n for n in notes) == 1  # one line per caveat
+    assert any("TSVLC-T3 `tsvlc`: 7 values" in n for n in notes)

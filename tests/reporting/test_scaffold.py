@@ -151,3 +151,53 @@ def test_helpers():
     assert anchor("ARO-D_M artifacts (x)") == "ARO-D_M-artifacts-x"
     assert verdicts_markdown([Claim("a", "it holds", "Table 6", [])]) == \
         "- **(a) NOT HELD** — it holds *Paper: Table 6.*"
+
+
+def test_a_second_page_without_ledger_covers_the_first_pages_artifacts(tmp_path):
+    """The real profile's page: no verdicts (``no_ledger`` instead), its own runs table, the artifacts it does not
+    render covered as the first page's (their section title), a comparison table's cells counted."""
+    from vlcomp.reporting.comparison import CHAIN_MEAN
+    from vlcomp.reporting.scaffold import TOY_ONLY, rendered_elsewhere
+
+    first = _report()
+    long = pd.DataFrame({"source": ["pipeline", "pipeline", CHAIN_MEAN, "released"],
+                         "reproduced": [0.5, math.nan, 0.5, 0.7]})  # 2 of 3 cells (the mean row derives)
+    sections = (Section("X-T1 — real", (Part("X-T1", lambda ctx: Table(long), ("X-T1",)),)),)
+    covered = rendered_elsewhere(first, sections, TOY_ONLY)
+    assert [(c.artifact, c.what) for c in covered] == [("X-T2", "X-T2 — pending"), ("X-F1", "X-F1 — a figure"),
+                                                       ("X-D1", "a dataset")]
+    assert covered[0].status == TOY_ONLY and covered[2].status == f"pipeline: build@x ({TOY_ONLY})"
+    assert rendered_elsewhere(first, sections, TOY_ONLY, skip=covered[2:])[-1].artifact == "X-F1"
+    runs = Table(pd.DataFrame({"model": ["`a`"], "status": ["evaluated"]}))
+    second = Report(paper="x", title="X — real", intro="Intro.", headline="X-T1", sections=sections, ledger=None,
+                    no_ledger="No verdicts here.", methods=lambda ctx: Methods(("m",)), runs=lambda ctx: runs,
+                    deviations=lambda ctx: "", provenance=lambda ctx: Table(pd.DataFrame({"model": ["a"]})),
+                    covered=covered)
+    with pytest.raises(ValueError, match="no part renders or covers: X-F1"):
+        Report(**{**second.__dict__, "covered": covered[:1]}).check(ARTIFACTS)
+    blocks = list(Page(second, None, tmp_path).blocks(ARTIFACTS))
+    text = "\n".join(b.text for b in blocks)
+    assert "No verdicts here." in text and "claims_ledger" not in text.split("artifact_checklist")[0]
+    assert not (tmp_path / "tables" / "claims_ledger.csv").exists()
+    assert "Claims ledger: every condition" not in text
+    checklist = pd.read_csv(tmp_path / "tables" / "artifact_checklist.csv").set_index("artifact")["status"]
+    assert checklist["X-T1"] == "rendered; reproduced values for 2 of 3 rows"
+    assert checklist["X-F1"] == TOY_ONLY and checklist["X-C1"] == "no verdict on this page"
+    assert pd.read_csv(tmp_path / "tables" / "runs.csv")["status"].tolist() == ["evaluated"]
+
+
+def test_tree_runs_table_names_every_model_and_its_status(tmp_path):
+    from pathlib import Path
+
+    from vlcomp.reporting.scaffold import tree_runs_table
+    from vlcomp.reporting.tree import PIPELINE, RELEASED, MetricsTree, ModelResult
+
+    models = [ModelResult("negclip-b0s1", PIPELINE, "negclip", "1", "negclip", Path("m"), True, base="b0",
+                          base_seed="0"),
+              ModelResult("clip", RELEASED, "clip", "", "clip", Path("r"), False)]
+    tree = MetricsTree(models, [], {}, pd.DataFrame(), "real", tmp_path, tmp_path, tmp_path / "params.yaml")
+    got = tree_runs_table(tree).data
+    assert got.to_dict("records") == [
+        {"model": "`negclip-b0s1`", "source": PIPELINE, "method": "negclip", "chain": "b0s1", "status": "evaluated"},
+        {"model": "`clip`", "source": RELEASED, "method": "clip", "chain": "",
+         "status": "missing: no real-profile metrics"}]

@@ -16,7 +16,6 @@ import yaml
 
 from vlcomp.reporting.papers import PAPERS
 from vlcomp.reporting.papers.tsvlc import figures, tables
-from vlcomp.reporting.papers.tsvlc import real as TP
 from vlcomp.reporting.papers.tsvlc import toy as R
 from vlcomp.reporting.papers.tsvlc.report import REPORT
 from vlcomp.reporting.render import figure_html, save_figure, show
@@ -430,11 +429,21 @@ def test_notebook_real_profile_says_not_run(tmp_path):
     html = render_report(NOTEBOOK, out, {"profile": "real", "metrics_dir": str(metrics), "out_dir": str(out),
                                          "models_dir": str(tmp_path / "models"),
                                          "params_path": str(tmp_path / "params.yaml")}).read_text()
-    assert "Traceback" not in html and "not run in this profile" in html
-    status = pd.read_csv(out / "tables" / "tsvlc_methods.csv")
-    assert len(status) == 8 + len(SECTION) and set(status["status"]) == {TP.NOT_RUN}
+    assert "Traceback" not in html and "No TSVLC method runs in these params" in html
+    runs = pd.read_csv(out / "tables" / "runs.csv")  # every method the page shows: none has run
+    tsvlc = [m for m, spec in params["methods"].items() if spec.get("paper") == "tsvlc"]
+    assert len(tsvlc) == 8 + len(SECTION) and {f"`{m}`" for m in tsvlc} <= set(runs["key"])
+    assert set(runs["which runs"]) == {"not run"}
     released = pd.read_csv(out / "tables" / "tsvlc_released.csv")
     row = released[(released["metric_key"] == "vlchecklist/object/avg") & (released["model"] == "tsvlc")
                    & (released["artifact"] == "TSVLC-T1a")].iloc[0]
     assert row["reproduced"] == pytest.approx(0.84) and row["paper"] == pytest.approx(0.8509)
-    assert "What each toy" not in html and "Artifact checklist" not in html
+    assert "What each toy" not in html and "No verdicts on this page" in html
+    checklist = pd.read_csv(out / "tables" / "artifact_checklist.csv")
+    status = dict(zip(checklist["artifact"], checklist["status"], strict=True))
+    assert status["TSVLC-C1"] == "no verdict on this page" and status["TSVLC-S4"].startswith("toy profile only")
+    assert status["TSVLC-T1a"] == "rendered; no reproduced value yet"
+    for name in ("TSVLC-T1_T2_printed", "TSVLC-T3_printed", "TSVLC-T3_vs_T1a", "provenance"):
+        assert (out / "tables" / f"{name}.csv").exists(), name
+    printed = (out / "tables" / "TSVLC-T1_T2_printed.md").read_text()
+    assert "Printed values only, as printed." in printed

@@ -7,8 +7,8 @@ A comparison table is long: one row per (table row, model) with ``reproduced``, 
 and sample std over its chains, :func:`chain_legend` says over which).
 A missing model or metric leaves an empty cell and a ``note``; no number is ever filled in. Each paper's module
 under :mod:`vlcomp.reporting.papers` says which rows its tables have and which printed number each row is compared
-with; :func:`section` writes a table (and its :func:`wide_view`) under ``tables/`` and returns the Markdown a
-notebook shows.
+with; :func:`table` makes a long table the report :class:`~vlcomp.reporting.render.Table` a page shows (its
+:func:`wide_view`, the long form in the CSV).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,7 @@ import pandas as pd
 
 from .collect import SPREAD, runs_phrase
 from .paper_values import lookup
-from .render import number
+from .render import Table, number
 from .tree import NOTE_METRIC_MISSING, NOTE_MODEL_MISSING, PIPELINE, PROVENANCE_COLUMNS, RELEASED, ModelResult
 
 CHAIN_MEAN = "pipeline mean"  # the source of a method's mean row over its whole-chain runs
@@ -169,13 +168,13 @@ def wide_view(long: pd.DataFrame, index: Iterable[str]) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()), columns=[*index, *models, *papers])
 
 
-# --------------------------------------------------------------------------- text and output
+# --------------------------------------------------------------------------- as a report table
 
 
-def notes_markdown(df: pd.DataFrame) -> str:
-    """One bullet per distinct note of a long table, naming the models (and row counts) it applies to."""
+def note_lines(df: pd.DataFrame) -> list[str]:
+    """One line per distinct note of a long table, naming the models (and row counts) it applies to."""
     if df.empty or "note" not in df:
-        return ""
+        return []
     by_note: dict[str, dict[str, int]] = {}
     for model, note in zip(df["model"], df["note"], strict=True):
         for n in filter(None, str(note).split("; ")):
@@ -183,8 +182,8 @@ def notes_markdown(df: pd.DataFrame) -> str:
                 continue
             by_note.setdefault(n, {})
             by_note[n][model] = by_note[n].get(model, 0) + 1
-    return "\n".join(f"- *{n}*: " + ", ".join(f"`{m}` ({c} row{'s' * (c > 1)})" for m, c in counts.items())
-                     for n, counts in by_note.items())
+    return [f"*Note — {n}*: " + ", ".join(f"`{m}` ({c} row{'s' * (c > 1)})" for m, c in counts.items())
+            for n, counts in by_note.items()]
 
 
 def is_count_column(column: str) -> bool:
@@ -200,21 +199,9 @@ def _fmt(column: str, v: Any) -> str:
     return str(v)
 
 
-def markdown(df: pd.DataFrame, empty: str = "*(no rows)*") -> str:
-    """A Markdown table: 3 decimals (signed for ``difference``), counts as ints, an empty cell for NaN."""
-    if df.empty:
-        return empty
-    shown = pd.DataFrame({c: [_fmt(c, v) for v in df[c]] for c in df.columns}, columns=df.columns)
-    return shown.to_markdown(index=False, disable_numparse=True)
-
-
-def save(df: pd.DataFrame, out_dir: str | Path, name: str) -> pd.DataFrame:
-    """Write ``<out_dir>/tables/<name>.csv`` (full precision, NaN as an empty cell) and ``.md``; return ``df``."""
-    out = Path(out_dir) / "tables"
-    out.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out / f"{name}.csv", index=False)
-    (out / f"{name}.md").write_text(markdown(df) + "\n")
-    return df
+def formatted(df: pd.DataFrame) -> pd.DataFrame:
+    """Every cell as text: 3 decimals (signed for ``difference``), counts as ints, an empty cell for NaN."""
+    return pd.DataFrame({c: [_fmt(c, v) for v in df[c]] for c in df.columns}, columns=df.columns)
 
 
 def chain_legend(df: pd.DataFrame) -> str:
@@ -231,19 +218,17 @@ def chain_legend(df: pd.DataFrame) -> str:
             + "; ".join(f"{m}: {what}" for m, what in per.items()) + ". Other pipeline rows are single runs.")
 
 
-def section(df: pd.DataFrame, out_dir: str | Path, name: str, index: Iterable[str] | None = None,
-            notes: Iterable[str] = (), legend: str | None = None) -> str:
-    """Save ``df`` as ``tables/<name>`` (and its :func:`wide_view` over ``index`` as ``tables/<name>_wide``); return
-    the Markdown to show: the wide view (or the table itself), its legend (``legend``, else :func:`chain_legend`),
-    ``notes`` (e.g. the paper's own inconsistencies about it) and the table's row notes."""
-    save(df, out_dir, name)
-    if index is not None and not df.empty:
-        parts = [markdown(save(wide_view(df, index), out_dir, f"{name}_wide")),
-                 f"Long form with provenance columns: `tables/{name}.csv`."]
-    else:
-        parts = [markdown(df)]
-    parts += [line for line in (chain_legend(df) if legend is None else legend, *notes) if line]
-    row_notes = notes_markdown(df)
-    if row_notes:
-        parts.append("**Notes**\n\n" + row_notes)
-    return "\n\n".join(parts)
+LONG_FORM = ("The CSV holds the long form: one row per (table row, model) with `reproduced`, `std_over_chains`, "
+             "`n_chains`, `paper`, `difference` (reproduced - paper), `note` and the provenance columns.")
+
+
+def table(long: pd.DataFrame, index: Iterable[str] | None = None, legend: str | None = None,
+          notes: Iterable[str] = ()) -> Table:
+    """A long comparison table as a report :class:`~vlcomp.reporting.render.Table`: the CSV keeps ``long`` (every
+    number with its provenance); the page, Markdown and LaTeX show its :func:`wide_view` over ``index`` (or
+    ``long`` itself), :func:`formatted`; under it the legend (``legend``, else :func:`chain_legend`), ``notes``
+    (e.g. the paper's own inconsistencies about it) and one line per row note (:func:`note_lines`)."""
+    wide = index is not None and not long.empty
+    shown = formatted(wide_view(long, index) if wide else long)
+    below = [*([LONG_FORM] if wide else []), *notes, *note_lines(long)]
+    return Table(long, shown, legend=chain_legend(long) if legend is None else legend, notes=tuple(below))

@@ -48,9 +48,10 @@ import pandas as pd
 from ..benchmarks.aro import ORDER_METRIC_NAME
 from ..benchmarks.registry import BENCHMARKS
 from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
-from .comparison import CHAIN_MEAN, PaperCell, comparison_rows, section
+from .comparison import CHAIN_MEAN, PaperCell, comparison_rows, table
 from .printed_values import DELTA_SUFFIX, NOTE_SEPARATOR, load_printed
 from .printed_values import PAPERS as PRINTED_PAPERS
+from .render import Table
 from .tree import PIPELINE, PROVENANCE_COLUMNS, RELEASED, RELEASED_SUBDIR, MetricsTree, ModelResult
 
 COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "benchmark", "metric_key", "value", "source", "note")
@@ -193,11 +194,11 @@ def released_comparison(tree: MetricsTree, paper: str | None = None,
     return df.astype({"reproduced": "float64", "paper": "float64", "difference": "float64"})
 
 
-def paper_notes_markdown(df: pd.DataFrame) -> str:
-    """One bullet per distinct transcription caveat (the :data:`NOTE_SEPARATOR` parts of ``paper_note``),
-    naming the artifacts and paper models it applies to and how many printed numbers."""
+def paper_note_lines(df: pd.DataFrame) -> list[str]:
+    """One line per distinct transcription caveat (the :data:`NOTE_SEPARATOR` parts of ``paper_note``), naming
+    the artifacts and paper models it applies to and how many printed numbers."""
     if df.empty:
-        return ""
+        return []
     by_note: dict[str, dict[str, set[str]]] = {}
     for r in df[df["source"] != CHAIN_MEAN].to_dict("records"):
         for note in filter(None, str(r["paper_note"]).split(NOTE_SEPARATOR)):
@@ -206,8 +207,8 @@ def paper_notes_markdown(df: pd.DataFrame) -> str:
     lines = []
     for note, where in by_note.items():
         applies = ", ".join(f"{w}: {len(keys)} value" + "s" * (len(keys) > 1) for w, keys in where.items())
-        lines.append(f"- {note} ({applies})")
-    return "\n".join(lines)
+        lines.append(f"*Transcription note* (column `paper_note`): {note} ({applies})")
+    return lines
 
 
 def title(paper: str) -> str:
@@ -215,14 +216,8 @@ def title(paper: str) -> str:
     return PAPERS[paper][0]
 
 
-def released_section(tree: MetricsTree, paper: str, out_dir: str | Path,
-                     values: pd.DataFrame | None = None) -> str:
-    """One paper's notebook section: save :func:`released_comparison` as ``tables/<paper>_released`` (and its
-    wide view, one row per printed metric, as ``tables/<paper>_released_wide``) and return the Markdown to show:
-    the wide view, the status notes and the transcription notes."""
+def released_table(tree: MetricsTree, paper: str, values: pd.DataFrame | None = None) -> Table:
+    """One paper's released-checkpoint table for a report page: :func:`released_comparison` (the CSV, long) shown
+    as its wide view, one row per printed metric, with the status notes and the transcription notes under it."""
     df = released_comparison(tree, paper, values)
-    parts = [section(df, out_dir, f"{paper}_released", index=("artifact", "benchmark", "metric_key"))]
-    notes = paper_notes_markdown(df)
-    if notes:
-        parts.append("**Transcription notes** (column `paper_note`)\n\n" + notes)
-    return "\n\n".join(parts)
+    return table(df, index=("artifact", "benchmark", "metric_key"), notes=paper_note_lines(df))

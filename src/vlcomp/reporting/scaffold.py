@@ -15,6 +15,11 @@ the catalog artifacts it renders, and a function of the report context that buil
 - None: not available yet (its input was not produced); the page shows the part's ``missing`` text instead
   (nothing when it is empty).
 
+The same scaffold renders both profiles' pages: the toy page over the collected metrics and its claims ledger,
+and the real profile's page over a :class:`vlcomp.reporting.tree.MetricsTree` (one run per row, so it states no
+verdicts: ``ledger`` None and ``no_ledger`` says why; ``runs`` its runs table, the tree's models; the artifacts
+it does not render are covered by the toy page, :func:`rendered_elsewhere`).
+
 :class:`Page` renders a report in one order for every paper: what a reader came for first (**at a glance**: the
 claims' verdicts, the artifact checklist, the headline table and the runs every row aggregates over, as tables),
 then the contents, the ledger's conditions, the sections, and the closing section (choices, deviations and
@@ -34,8 +39,10 @@ from typing import Any
 import pandas as pd
 
 from .collect import Methods, chains, runs_phrase
+from .comparison import CHAIN_MEAN
 from .ledger import Claim
 from .render import Figure, Table, figure_html, save_figure, show
+from .tree import PIPELINE, MetricsTree
 
 Built = Any  # Table | Figure | str | list[tuple[str, Table | Figure | str]] | None
 
@@ -86,21 +93,27 @@ class Covered:
 @dataclass(frozen=True)
 class Report:
     """A paper's report page, declared (see the module docstring). ``ledger(ctx)`` gives the claims and the
-    ledger table (:func:`vlcomp.reporting.ledger.report_ledger`); ``methods(ctx)`` the methods whose runs the
-    page shows (the runs table); ``deviations(ctx)`` Markdown; ``provenance(ctx)`` a Table."""
+    ledger table (:func:`vlcomp.reporting.ledger.report_ledger`), or is None for a page that judges no claim
+    (``no_ledger`` says why); ``methods(ctx)`` the methods whose runs the page shows (the runs table, unless
+    ``runs(ctx)`` builds it); ``deviations(ctx)`` Markdown; ``provenance(ctx)`` a Table."""
 
     paper: str
     title: str
     intro: str
     headline: str  # the name of the part shown at a glance
     sections: tuple[Section, ...]
-    ledger: Callable[[Any], tuple[list[Claim], Table]]
+    ledger: Callable[[Any], tuple[list[Claim], Table]] | None
     methods: Callable[[Any], Methods]
     deviations: Callable[[Any], str]
     provenance: Callable[[Any], Table]
     covered: tuple[Covered, ...] = ()
     status: Callable[[Any], str] = lambda ctx: ""  # Markdown: the profile and what the numbers are
     long: Callable[[Any], pd.DataFrame] = lambda ctx: ctx.long  # the collected metrics (the runs table)
+    runs: Callable[[Any], Table] | None = None  # the runs table; default runs_table(long(ctx), methods(ctx))
+    no_ledger: str = ""  # Markdown shown instead of the verdicts when ``ledger`` is None
+
+    def runs_of(self, ctx: Any) -> Table:
+        return self.runs(ctx) if self.runs is not None else runs_table(self.long(ctx), self.methods(ctx))
 
     def parts(self) -> list[Part]:
         return [p for s in self.sections for p in s.parts]
@@ -132,6 +145,33 @@ class Report:
 
 CLAIM_ID = re.compile(r"-C\d+$")
 
+#: What a real-profile page shows instead of verdicts (``Report.no_ledger``), and the status of the artifacts it
+#: leaves to the toy page (:func:`rendered_elsewhere`).
+NO_VERDICTS_REAL = ("No verdicts on this page: the claims ledger judges the paper's claims in the toy profile, over 3 "
+                    "whole chains per method. The real profile runs one chain per row (the paper's one run), so a "
+                    "difference has no spread to be judged against: the tables below put each reproduced number "
+                    "next to the printed one.")
+TOY_ONLY = "toy profile only: the real page does not render it yet"
+
+
+def rendered_elsewhere(other: Report, sections: Sequence[Section], status: str,
+                       skip: Sequence[Covered] = ()) -> tuple[Covered, ...]:
+    """The artifacts ``other`` (a paper's full page) renders or covers that ``sections`` and ``skip`` (the second
+    page's own :class:`Covered` entries) do not, as :class:`Covered` entries with ``status`` (e.g. "toy profile
+    only"): what a second page of the paper (the real profile's) declares for the artifacts it leaves to the
+    first. Their "what" is the section that renders them there."""
+    mine = {a for s in sections for p in s.parts for a in p.artifacts} | {c.artifact for c in skip}
+    out: dict[str, Covered] = {}
+    for s in other.sections:
+        for p in s.parts:
+            for a in p.artifacts:
+                if a not in mine:
+                    out.setdefault(a, Covered(a, s.title, status))
+    for c in other.covered:
+        if c.artifact not in mine:
+            out.setdefault(c.artifact, Covered(c.artifact, c.what, f"{c.status} ({status})"))
+    return tuple(out.values())
+
 
 def anchor(name: str) -> str:
     """An HTML id from a part name or title: letters, digits, ``-`` and ``_``."""
@@ -155,14 +195,31 @@ def runs_table(long: pd.DataFrame, methods: Methods) -> Table:
         "them everywhere; a row of one run has no spread and says so."))
 
 
+def tree_runs_table(tree: MetricsTree) -> Table:
+    """The runs table of a page over a metrics tree (the real profile's): one row per model it compares, pipeline
+    models (their chain) then released checkpoints, and whether this profile has evaluated it."""
+    rows = [{"model": f"`{m.name}`", "source": m.source, "method": m.method,
+             "chain": m.chain.label if m.source == PIPELINE else "",
+             "status": "evaluated" if m.present else f"missing: no {tree.profile}-profile metrics"}
+            for m in tree.models]
+    return Table(pd.DataFrame(rows, columns=["model", "source", "method", "chain", "status"]), legend=(
+        "The models the page compares: the pipeline's, one per whole chain (base seed -> training data -> LR "
+        "selection -> fine-tuning; a method with two or more of them also gets a mean row, ± the sample standard "
+        "deviation over them), and the released checkpoints, evaluated as they are (one model each, no spread)."))
+
+
 def _reproduced(built: Built, methods: Collection[str]) -> tuple[int, int] | None:
     """For a built table with reproduced values (a ``mean`` column): how many of its rows have a number, and of
     how many (summed over the tables of a list); where it has a ``method`` column, counted per method of
-    ``methods`` (the page's: a row the paper alone prints, such as ARO's BLIP, is no row to reproduce). None for
-    anything else (an inventory, a figure, text)."""
+    ``methods`` (the page's: a row the paper alone prints, such as ARO's BLIP, is no row to reproduce). For a
+    long comparison table (:mod:`vlcomp.reporting.comparison`: a ``reproduced`` column), its (row, model) cells
+    other than the mean rows. None for anything else (an inventory, a figure, text)."""
     if isinstance(built, list):  # several blocks: their tables' rows together
         counts = [c for c in (_reproduced(item, methods) for _, item in built) if c is not None]
         return (sum(c[0] for c in counts), sum(c[1] for c in counts)) if counts else None
+    if isinstance(built, Table) and "reproduced" in built.data.columns:  # a long comparison table
+        rows = built.data[built.data["source"] != CHAIN_MEAN]  # (table row, model) cells; mean rows derive
+        return int(pd.to_numeric(rows["reproduced"], errors="coerce").notna().sum()), len(rows)
     if not (isinstance(built, Table) and "mean" in built.data.columns):
         return None
     has = pd.to_numeric(built.data["mean"], errors="coerce").notna()
@@ -205,6 +262,8 @@ def checklist_table(report: Report, artifacts: Sequence[str], built: dict[str, B
                          "status": _status(built.get(p.name), methods)})
         elif a in covered:
             rows.append({"artifact": a, "what": covered[a].what, "where": "", "status": covered[a].status})
+        elif report.ledger is None:
+            rows.append({"artifact": a, "what": "claim", "where": "", "status": "no verdict on this page"})
         else:
             cid = a.rsplit("-C", 1)[-1]
             c = verdict.get(f"C{cid}") or verdict.get(cid)
@@ -283,7 +342,7 @@ class Page:
         """The whole page, in order (``artifacts``: the paper's registry entry's, for the checklist)."""
         r, ctx = self.report, self.ctx
         self.report.check(artifacts)
-        claims, ledger = r.ledger(ctx)
+        claims, ledger = r.ledger(ctx) if r.ledger is not None else ([], None)
         headline = r.part(r.headline)
         head_section = next(s for s in r.sections if headline in s.parts)
         body = [s for s in r.sections if s is not head_section]
@@ -296,7 +355,7 @@ class Page:
             yield Block("markdown", status)
         yield _heading("At a glance", 2, "at-a-glance")
         yield _heading("Claims: verdicts", 3, "verdicts")
-        yield Block("markdown", verdicts_markdown(claims) or "No claims.")
+        yield Block("markdown", verdicts_markdown(claims) or r.no_ledger or "No claims.")
         yield _heading(head_section.title, 3, head_section.anchor)
         if head_section.intro:
             yield Block("markdown", head_section.intro)
@@ -306,13 +365,14 @@ class Page:
         yield Block("html", show(self.out_dir, "artifact_checklist",
                                  checklist_table(r, artifacts, self.built, claims, r.methods(ctx).order)))
         yield _heading("Runs", 3, "runs")
-        yield Block("html", show(self.out_dir, "runs", runs_table(r.long(ctx), r.methods(ctx))))
-        toc = [("claims_ledger", "Claims ledger: every condition"),
+        yield Block("html", show(self.out_dir, "runs", r.runs_of(ctx)))
+        toc = [*([("claims_ledger", "Claims ledger: every condition")] * (ledger is not None)),
                *((s.anchor, s.title) for s in body if s.level == 2),
                ("provenance", "Choices, deviations from the paper, and provenance")]
         yield Block("markdown", "**Contents:** " + " · ".join(f"[{t}](#{a})" for a, t in toc))
-        yield _heading("Claims ledger: every condition", 2, "claims_ledger")
-        yield Block("html", show(self.out_dir, "claims_ledger", ledger))
+        if ledger is not None:
+            yield _heading("Claims ledger: every condition", 2, "claims_ledger")
+            yield Block("html", show(self.out_dir, "claims_ledger", ledger))
         for s in body:
             yield _heading(s.title, s.level, s.anchor)
             if s.intro:

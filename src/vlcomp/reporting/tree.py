@@ -24,7 +24,7 @@ git commit and MLflow run id live in MLflow (experiment ``evaluate``, filter ``t
 
 The views at the end (:func:`benchmarks_wide`, :func:`provenance_table`, :func:`ignored_table`) show reproduced
 values and provenance only (each paper's introduction lives with its report code, e.g.
-:func:`vlcomp.reporting.papers.aro.comparison.intro_markdown`); :mod:`vlcomp.reporting.comparison` puts them
+:func:`vlcomp.reporting.papers.aro.real.intro_markdown`); :mod:`vlcomp.reporting.comparison` puts them
 next to printed values.
 """
 

@@ -1,16 +1,27 @@
-"""The ARO / NegCLIP report page (toy profile), declared for :mod:`vlcomp.reporting.scaffold`: its sections in
-reading order, the catalog artifacts each part renders, and the intro of each section. The tables, figures and
-the ledger are built by :mod:`.toy`; the scaffold writes and renders them (``notebooks/aro.py`` calls
-:func:`vlcomp.reporting.scaffold.display_page` with :data:`REPORT`).
+"""The ARO / NegCLIP report pages, declared for :mod:`vlcomp.reporting.scaffold`: their sections in reading order,
+the catalog artifacts each part renders, and the intro of each section. :data:`REPORT` is the toy profile's page
+(tables, figures and ledger built by :mod:`.toy`); :data:`REAL_REPORT` the real profile's (long comparison tables
+over the metrics tree, built by :mod:`.real`, and the released checkpoints next to the five papers' printed
+numbers). The scaffold writes and renders them (``notebooks/aro.py`` calls
+:func:`vlcomp.reporting.scaffold.display_page` with the one of its profile).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ...scaffold import Part, Report, Section
+import pandas as pd
+
+from ... import comparison as C
+from ... import released_values as RV
+from ... import tree as TR
+from ...collect import methods_of
+from ...render import Table
+from ...scaffold import NO_VERDICTS_REAL, TOY_ONLY, Part, Report, Section, rendered_elsewhere, tree_runs_table
 from . import NAME
+from . import real as A
 from . import toy as T
+from .inconsistencies import notes
 
 
 def _beside(ctx: T.ReportContext, file: str) -> Path:
@@ -178,4 +189,94 @@ REPORT = Report(
     deviations=T.deviations_markdown,
     provenance=T.provenance_table,
     status=T.intro_markdown,
+)
+
+
+# --------------------------------------------------------------------------- the real profile's page
+
+
+
+def _compare(build, index: tuple[str, ...] | None, artifacts: tuple[str, ...]):
+    """A part's builder: ``build(tree)``'s long comparison table, shown as its wide view over ``index``, with the
+    paper's inconsistencies about ``artifacts`` under it."""
+    return lambda tree: C.table(build(tree), index=index, notes=notes(artifacts))
+
+
+def _wide(df: pd.DataFrame, legend: str, *below: str) -> Table:
+    return Table(df, C.formatted(df), legend=legend, notes=below)
+
+
+REAL_SECTIONS = (
+    Section("ARO-T6 — CLIP vs CLIP-FT vs NegCLIP (Table 6)",
+            (Part("ARO-T6", _compare(A.t6, ("group", "task"), ("ARO-T6",)), ("ARO-T6",)),),
+            ("Compositional tasks, retrieval R@1, and the zero-shot classification rows (reproduced when their image "
+             "folders are given, else the paper's value beside an empty cell). Columns: the reproduced value per "
+             "model, then the paper's value per paper model.")),
+    Section("ARO-T2 — VG-Relation per relation (Table 2)",
+            (Part("ARO-T2", _compare(A.t2, ("section", "relation", "paper_n_samples"), ("ARO-T2", "ARO-X2")),
+                  ("ARO-T2", "ARO-X2")),),
+            ("The macro rows (overall; spatial and verbs: the in-text ARO-X2 numbers) for every model, then accuracy "
+             "per relation for every model present. Relations the ARO code excludes as symmetric have no "
+             "reproduced value.")),
+    Section("ARO-X1 — VG-Attribution macro accuracy (in-text numbers)",
+            (Part("ARO-X1", _compare(A.x1, None, ("ARO-X1",)), ("ARO-X1",)),)),
+    Section("ARO-T5 / T6 — COCO-Order and Flickr30k-Order",
+            (Part("ARO-order", _compare(A.order_table, None, ("ARO-T5",)), ("ARO-T5",)),),
+            ("Accuracy is the mean over order (perturbation) seeds and `std_over_order_seeds` its std over them, a "
+             "separate quantity; mean rows give the std over whole-chain runs (`std_over_chains`). Paper: Table 5 "
+             "(mean ± std over its perturbation seeds) where printed, else Table 6.")),
+    Section("Released checkpoints on every benchmark",
+            (Part("released_all_benchmarks", lambda tree: _wide(
+                TR.released_wide(tree), "Released checkpoints: one model each, no spread.",
+                f"*Note:* {RV.OTHER_PAPERS_NOTE}")),),
+            "One row per released checkpoint, one column per headline metric found in their metrics."),
+    *(Section(f"{RV.title(paper)} — released checkpoints next to the paper's numbers",
+              (Part(f"{paper}_released", lambda tree, paper=paper: RV.released_table(tree, paper)),), intro, level=3)
+      for paper, intro in (
+          ("ceclip", "Zhang et al., CVPR 2024: ARO and VALSE (CE-T1), VL-CheckList (CE-T2), SugarCrepe (CE-T3), the "
+                     "CLIP row of the loss ablation (CE-T4) and the compositional scores and COCO R@5 of CE-T5, for "
+                     "CLIP, NegCLIP, CE-CLIP and BLIP. One row per printed metric: the reproduced value of every "
+                     "model mapping to the paper's model (released checkpoints by name, pipeline models by method), "
+                     "then the printed value (`paper: <model>`)."),
+          ("conclip", "Singh et al.: CC-Neg accuracy on the full set (CONCLIP-T2, comparable only with "
+                      "`ccneg_split: all`) and the 40k held-out split (CONCLIP-T3), by negation word and K "
+                      "(CONCLIP-T7 to T12), SugarCREPE (CONCLIP-T5, T6, T14), and the in-text \"no\" numbers "
+                      "(CONCLIP-N1), for CLIP, NegCLIP, FLAVA, BLIP and CoN-CLIP (ViT-B/32)."),
+          ("tsvlc", "Doveh et al., CVPR 2023: VL-CheckList Object / Attribute / Relation (TSVLC-T1a, T1g, T2) and the "
+                    "seven Attribute / Relation subtypes (TSVLC-T3) for CLIP ViT-B/32 and the LoRA variant RB+LLM "
+                    "Negs, the adapter the `tsvlc` checkpoint loads. TSVLC-T3 columns are mapped through the "
+                    "evaluation code's shifted labels (see the notes)."),
+          ("hardpos", "Kamath et al., ECCV 2024: REPLACE and SWAP Orig / Aug / Aug - Orig / Brittleness (HP-T1, T3, "
+                      "T8), REPLACE split into Relations and Attributes (HP-T7), and CLIP's COCO / Flickr30k R@1 "
+                      "(HP-T10), for CLIP, NegCLIP and SVLC (= the `tsvlc` checkpoint)."))),
+    Section("This pipeline's models on the same benchmarks",
+            (Part("pipeline_all_benchmarks", lambda tree: _wide(
+                TR.benchmarks_wide(tree, (TR.PIPELINE,)),
+                "One row per pipeline model (one whole-chain run each): no spread.")),),
+            "The base model and the fine-tuned variants on the same released-format benchmarks (not a table of the "
+            "paper).", level=3),
+    Section("Ignored folders",
+            (Part("ignored_folders", lambda tree: _wide(TR.ignored_table(tree), "Folders, not measurements: no spread.")),),
+            "A metrics.json whose provenance is not real-profile is not part of the tree."),
+)
+
+REAL_REPORT = Report(
+    paper=NAME,
+    title="ARO / NegCLIP — reproduction report, real profile",
+    intro=("Yuksekgonul et al., *When and why vision-language models behave like bags-of-words, and what to do "
+           "about it?* (ICLR 2023). The real profile runs real weights on the released data: OpenAI CLIP ViT-B/32, "
+           "the CLIP-FT and NegCLIP variants fine-tuned by this pipeline, and the papers' released checkpoints. "
+           "Every number is read from the DVC metrics tree, next to the paper's printed numbers; the released "
+           "checkpoints are also compared with the printed numbers of the CE-CLIP, CoN-CLIP, TSVLC and "
+           "Hard-Positives papers. All logic lives in `vlcomp.reporting` (`papers.aro.real`, `released_values`)."),
+    headline="ARO-T6",
+    sections=REAL_SECTIONS,
+    ledger=None,
+    no_ledger=NO_VERDICTS_REAL,
+    methods=lambda tree: methods_of(tree.params or {}, NAME),
+    runs=tree_runs_table,
+    deviations=A.deviations_markdown,
+    provenance=lambda tree: Table(TR.provenance_table(tree), legend=TR.PROVENANCE_LEGEND),
+    covered=rendered_elsewhere(REPORT, REAL_SECTIONS, TOY_ONLY),
+    status=A.intro_markdown,
 )

@@ -1,9 +1,11 @@
-"""ARO's tables in the real-profile sections of ``notebooks/aro.py``: long comparison tables over the metrics tree
+"""ARO's tables on the real profile's page: long comparison tables over the metrics tree
 (:mod:`vlcomp.reporting.tree`, rows built by :mod:`vlcomp.reporting.comparison`), next to ARO's printed numbers.
+The page is declared in :mod:`.report` (:data:`~.report.REAL_REPORT`).
 
 :func:`load` reads the real profile's tree matched with ARO's printed values; :func:`t6`, :func:`t2`,
 :func:`x1` and :func:`order_table` are Tables 6, 2, the in-text VG-Attribution numbers and Tables 5 / 6's Order
-rows; :func:`intro_markdown` says where the numbers come from. Metric keys are those of :mod:`vlcomp.benchmarks`.
+rows; :func:`intro_markdown` says where the numbers come from, :func:`deviations_markdown` what this profile
+does differently. Metric keys are those of :mod:`vlcomp.benchmarks`.
 """
 
 from __future__ import annotations
@@ -51,14 +53,14 @@ def load(metrics_dir: str | Path, params_path: str | Path, models_dir: str | Pat
                      profile=REAL_PROFILE, models=models)
 
 
-def _names(models: list[ModelResult]) -> str:
-    return ", ".join(f"`{m.name}`" for m in models) or "none"
+def _released(tree: MetricsTree) -> list[ModelResult]:
+    return [m for m in tree.models if m.source == RELEASED]
 
 
 def intro_markdown(tree: MetricsTree) -> str:
     """The real profile's introduction to ARO's tables: where the numbers come from (ARO's printed values among
-    them), which of ARO's models (the base models and the variants of ARO's methods; the other papers' rows are in
-    their own reports) and which released checkpoints are present or missing, and which folders were ignored."""
+    them), ARO's methods, and how many folders were ignored. Which models are present or missing is the page's
+    runs table (:func:`vlcomp.reporting.scaffold.tree_runs_table`)."""
     params = tree.params or {}
     ours = methods_of(params, NAME)  # the base model, then ARO's methods of params
     methods = {m: (params.get("methods") or {})[m] for m in ours.order if m != BASE_METHOD}
@@ -78,11 +80,9 @@ def intro_markdown(tree: MetricsTree) -> str:
         lines += [f"**No {tree.profile}-profile metrics found under `{tree.metrics_dir}`.** No folder there has a "
                   f"`provenance.json` with `\"profile\": \"{tree.profile}\"`, so every reproduced cell below is "
                   "empty (run the real profile's evaluate stages and `scripts/evaluate_released.py` first).", ""]
-    pipe = [m for m in tree.models if m.source == PIPELINE and (m.method in ours or not methods)]
-    lines += [f"- Pipeline models present: {_names([m for m in pipe if m.present])}; missing: "
-              f"{_names([m for m in pipe if not m.present])}.",
-              f"- Released checkpoints present: {_names(tree.present(RELEASED))}; missing: "
-              f"{_names(tree.missing(RELEASED))}."]
+    n_pipe, n_rel = len(tree.models) - len(_released(tree)), len(_released(tree))
+    lines.append(f"- Evaluated: {len(tree.present(PIPELINE))} of {n_pipe} pipeline models and "
+                 f"{len(tree.present(RELEASED))} of {n_rel} released checkpoints (the runs table names them).")
     if methods:
         lines.append("- ARO's fine-tuning methods (params `methods`): " + "; ".join(
             f"`{name}` ({', '.join(f'{k}={v}' for k, v in (spec or {}).items())})" for name, spec in methods.items())
@@ -92,9 +92,30 @@ def intro_markdown(tree: MetricsTree) -> str:
         lines.append(f"- No params read from `{tree.params_path}` (missing or empty): no variants or released "
                      "checkpoints are expected, only folders found are listed.")
     if tree.ignored:
-        lines.append(f"- Ignored (not {tree.profile}-profile): "
-                     + ", ".join(f"`{d}` ({why})" for d, why in tree.ignored) + ".")
+        lines.append(f"- {len(tree.ignored)} folder{'s' * (len(tree.ignored) > 1)} with a metrics.json ignored "
+                     f"(not {tree.profile}-profile): [ignored folders](#ignored_folders).")
     return "\n".join(lines)
+
+
+def deviations_markdown(tree: MetricsTree) -> str:
+    """What this profile does differently from the paper, from params."""
+    params = tree.params or {}
+    seeds = params.get("seeds") or {}
+    ft = params.get("finetune") or {}
+    ours = [m for m in methods_of(params, NAME).order if m != BASE_METHOD]
+    runs = ", ".join(f"`{m}`: {len(seeds.get(m) or [])} fine-tuning seed(s)" for m in ours) or "none in params"
+    return "\n".join([
+        f"- **Runs.** One whole chain per row unless params say otherwise ({runs}; base seeds "
+        f"{params.get('base_seeds', [0])}). A row of one run has no spread, so this page compares each number with "
+        "the printed one and judges no claim (the toy profile's ledger does, over 3 chains).",
+        f"- **Learning rate.** Selected by COCO-val retrieval over `finetune.lr_grid` = {ft.get('lr_grid', '?')} "
+        f"({ft.get('sweep_epochs', '?')} sweep epochs), then {ft.get('epochs', '?')} epochs at batch "
+        f"{ft.get('batch_size', '?')}: the paper's grid and length (catalog, the NegCLIP recipe).",
+        "- **Zero-shot rows of Table 6** are reproduced only when `real_inputs` gives image-folder exports of "
+        "CIFAR10 / CIFAR100 / ImageNet; otherwise their cells stay empty beside the printed value.",
+        "- **Symmetric relations** are kept in VG-Relation and excluded from its macro average, as the ARO code does "
+        "(ARO-X2 in the notes under Table 2).",
+    ])
 
 
 def metric_key(dataset: str, metric: str) -> str | None:
