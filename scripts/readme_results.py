@@ -2,9 +2,10 @@
 can go stale).
 
 Reads what git tracks of the default pipeline's outputs: ``metrics/<model>/metrics.json`` and ``provenance.json``
-(both ``cache: false`` in the pipeline files) and ``params.yaml``; renders the claims-ledger verdicts (the report's
-own claims and rule, :mod:`vlcomp.reporting.ledger`, without the item-level intervals, which need the DVC-cached item
-tables) and ARO Table 6 next to the paper's numbers, each with the legend saying what the spread is over.
+(both ``cache: false`` in the pipeline files), ``claims/<paper>.csv`` (the report stages' claims ledgers, also
+``cache: false``) and ``params.yaml``; renders the claims-ledger verdicts as the reports computed them (with the
+power rule's item-level standard errors) and ARO Table 6 next to the paper's numbers, each with the legend saying
+what the spread is over.
 
 Usage: python scripts/readme_results.py [--write | --check]   (default: print the block)
 ``--write`` replaces the block between the markers in docs/results.md; ``--check`` exits 1 when docs/results.md
@@ -61,28 +62,40 @@ def _cell(mean: float, std: float, n: int) -> str:
     return cell(mean, std, n)
 
 
+def ledger_block(root: Path, paper: str, title: str) -> list[str]:
+    """A paper's claims ledger as its report stage recorded it (``claims/<paper>.csv``, tracked by git, with the
+    item-level standard errors the power rule reads): the verdicts, then one row per condition."""
+    from vlcomp.reporting.ledger import POWER_RULE, VERDICT_RULE
+
+    path = root / "claims" / f"{paper}.csv"
+    if not path.exists():
+        return [f"**Claims ledger ({title}):** no report yet (`{path.relative_to(root)}` missing)."]
+    table = pd.read_csv(path)
+    verdicts = table.groupby("claim", sort=False)["claim_held"].first()
+    out = [f"**Claims ledger ({title}, toy profile; from `{path.relative_to(root)}`):** "
+           + ", ".join(f"({c}) {v.upper()}" for c, v in verdicts.items()) + ". " + VERDICT_RULE + " " + POWER_RULE,
+           "", "| claim | condition | value ± spread over chains | min .. max | test SE vs margin / 3 | verdict |",
+           "|---|---|---|---|---|---|"]
+    for _, r in table.iterrows():
+        power = "" if pd.isna(r["test_se"]) else f"{r['test_se']:.3f}"
+        if power and not pd.isna(r["margin"]):
+            power += f" vs {r['margin'] / 3:.3f}"
+        span = "" if r["n"] < 2 else f"{r['min']:.3f} .. {r['max']:.3f}"
+        out.append(f"| ({r['claim']}) | {r['condition']} | {_cell(r['value'], r['spread'], r['n'])} | {span} | "
+                   f"{power} | {r['condition_held']} |")
+    return out
+
+
 def render(root: Path = REPO) -> str:
     from vlcomp.reporting.collect import collect, methods_of, spread_legend, summary
-    from vlcomp.reporting.ledger import VERDICT_RULE, Evidence, ledger_table
     from vlcomp.reporting.paper_values import load_paper_values, lookup
-    from vlcomp.reporting.papers.aro.claims import aro_claims
     from vlcomp.reporting.tree import read_params
 
     params = read_params(root / "params.yaml")
     long = collect(root / "metrics", params)
     methods = methods_of(params, "aro")
     long = long[long["method"].isin(list(methods))]
-    splits = params["world"]["splits"]
-    chance = {"coco": 1 / splits["coco_test"]["n_images"], "flickr30k": 1 / splits["flickr_test"]["n_images"]}
-    claims = aro_claims(Evidence(long), chance, methods)  # R@1 of a random ranking: 1 / images (5 captions each)
-    table = ledger_table(claims)
-    out = [BEGIN, "", "**Claims ledger (ARO, toy profile):** " + ", ".join(
-        f"({c.id}) {'HELD' if c.held else 'NOT HELD'}" for c in claims) + ". " + VERDICT_RULE, ""]
-    out += ["| claim | condition | value ± spread over chains | min .. max | holds on every chain |",
-            "|---|---|---|---|---|"]
-    for _, r in table.iterrows():
-        out.append(f"| ({r['claim']}) | {r['condition']} | {_cell(r['value'], r['spread'], r['n'])} | "
-                   f"{r['min']:.3f} .. {r['max']:.3f} | {r['condition_held']} |")
+    out = [BEGIN, ""] + ledger_block(root, "aro", "ARO")
     summ = summary(long)
     printed = load_paper_values("aro")
     out += ["", "**ARO Table 6, toy twins vs the paper** (paper values in brackets):", "",
@@ -131,13 +144,7 @@ TSVLC_ROWS = ("clip", "tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm", "tsv
 def tsvlc_block(root: Path, params: dict) -> list[str]:
     """TSVLC's claims ledger and its Table 1a columns (plus the ablation rows), toy vs printed, in percent."""
     from vlcomp.reporting.collect import Methods, collect, methods_of, spread_legend, summary
-    from vlcomp.reporting.ledger import VERDICT_RULE, Evidence, ledger_table
-    from vlcomp.reporting.papers.tsvlc.claims import (
-        base_model_labels,
-        lora_methods,
-        reference_methods,
-        tsvlc_claims,
-    )
+    from vlcomp.reporting.papers.tsvlc.claims import base_model_labels
     from vlcomp.reporting.papers.tsvlc.printed import SECTIONS, T1_COLUMNS, TABLE1, TABLE2, rows_of
 
     if "tsvlc" not in (params.get("papers") or []):
@@ -149,14 +156,7 @@ def tsvlc_block(root: Path, params: dict) -> list[str]:
     long = long[long["method"].isin(list(methods))]
     if not set(TSVLC_ROWS[1:]) & set(long["method"]):
         return ["", "**TSVLC:** no TSVLC run in the committed outputs yet."]
-    claims = tsvlc_claims(Evidence(long), methods, lora_methods(params), references=reference_methods(params))
-    table = ledger_table(claims)
-    out = ["", "**Claims ledger (TSVLC, toy profile):** " + ", ".join(
-        f"{c.id} {'HELD' if c.held else 'NOT HELD'}" for c in claims) + ". " + VERDICT_RULE, "",
-        "| claim | condition | value ± spread over chains | min .. max | holds on every chain |", "|---|---|---|---|---|"]
-    for _, r in table.iterrows():
-        out.append(f"| {r['claim']} | {r['condition']} | {_cell(r['value'], r['spread'], r['n'])} | "
-                   f"{r['min']:.3f} .. {r['max']:.3f} | {r['condition_held']} |")
+    out = [""] + ledger_block(root, "tsvlc", "TSVLC")
     printed = {r.method: r for r in (*TABLE1, *TABLE2) if r.artifact in ("TSVLC-T1a", "TSVLC-T2") and r.method}
     summ = summary(long)
     out += ["", "**TSVLC Table 1a and the ablation rows (Tables 2, 3; C5), toy twins vs the paper** (VL-CheckList on "

@@ -1,5 +1,7 @@
 """Stage `report@<paper>`: execute notebooks/<paper>.py with papermill for params' profile (one template per paper,
-its cells tagged by profile) and render HTML with nbconvert."""
+its cells tagged by profile) and render HTML with nbconvert; copy its claims ledger to ``--claims`` (tracked by git,
+``cache: false``: the committed record of the verdicts that docs/results.md is generated from; a page without a
+ledger, as the real profile's, writes the header only)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ def main() -> None:
     p.add_argument("--calibration", default="calibration", help="the calibration folder (calibration/<paper>_world.csv ...)")
     p.add_argument("--mined", default="data/mined", help="the generators' outputs (data/mined/<generator>/)")
     p.add_argument("--out", required=True)
+    p.add_argument("--claims", required=True, help="where the claims ledger CSV is copied (claims/<paper>.csv)")
     args = p.parse_args()
     params = load_params(args.params)
     from vlcomp.reporting.papers import papers_of
@@ -36,6 +39,7 @@ def main() -> None:
             ledger = tmp / "tables" / "claims_ledger.csv"
             if ledger.exists():
                 tr.log_metrics(ledger_metrics(ledger))
+            write_claims(ledger, Path(args.claims))
         tr.log_artifact(Path(args.out) / "index.html")
 
 
@@ -49,11 +53,31 @@ def notebook_parameters(args: argparse.Namespace, profile: str) -> dict[str, str
 
 
 def ledger_metrics(path: Path) -> dict[str, float]:
-    """``ledger/<claim>/held`` = 1.0 or 0.0 for each claim of the ledger table."""
+    """``ledger/<claim>/held`` and ``ledger/<claim>/underpowered`` = 1.0 or 0.0 for each claim of the ledger
+    table (a claim neither held nor underpowered is not held)."""
     import pandas as pd
 
+    from vlcomp.reporting.ledger import HELD, UNDERPOWERED
+
     df = pd.read_csv(path)
-    return {f"ledger/{c}/held": float((g["claim_held"] == "held").all()) for c, g in df.groupby("claim")}
+    out = {}
+    for c, g in df.groupby("claim"):
+        out[f"ledger/{c}/held"] = float((g["claim_held"] == HELD).all())
+        out[f"ledger/{c}/underpowered"] = float((g["claim_held"] == UNDERPOWERED).all())
+    return out
+
+
+def write_claims(ledger: Path, target: Path) -> None:
+    """Copy the report's claims ledger to ``target`` atomically; without one, a file with the ledger's header."""
+    from vlcomp.io import atomic_path
+    from vlcomp.reporting.ledger import LEDGER_COLUMNS
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        if ledger.exists():
+            tmp.write_bytes(ledger.read_bytes())
+        else:
+            tmp.write_text(",".join(LEDGER_COLUMNS) + "\n")
 
 
 if __name__ == "__main__":

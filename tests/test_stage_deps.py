@@ -156,3 +156,22 @@ def test_make_repro_paper_targets_each_papers_report() -> None:
                            check=True).stdout.split()
     for paper in load_params(REPO / "params.yaml")["papers"]:
         assert target.replace("$(PAPER)", paper) in names, paper
+
+
+def test_a_report_depends_on_every_calibration_file_it_reads() -> None:
+    """Every ``calibration/`` file a paper's report page names is a dependency of its report stage: its own
+    ``<paper>_*`` files by name, the shared probes through its registry entry (``Paper.calibration``)."""
+    import re
+
+    from vlcomp.reporting.papers import PAPERS
+
+    for paper in PARAMS["toy"]["papers"]:
+        source = (REPO / "src" / "vlcomp" / "reporting" / "papers" / paper / "report.py").read_text()
+        read = set(re.findall(r'_beside\(ctx, "([^"]+)"\)', source))
+        entry = PAPERS.get(paper)
+        undeclared = sorted(f for f in read if not f.startswith(f"{paper}_") and f not in entry.calibration)
+        assert not undeclared, f"{paper}: report reads calibration files its entry does not list: {undeclared}"
+        data, _ = S.report_inputs(PARAMS["toy"], paper)
+        for f in read:
+            if (REPO / "calibration" / f).exists():
+                assert f"calibration/{f}" in data, (paper, f)

@@ -419,16 +419,19 @@ def _item_keys(body_text: str) -> set[str]:
 
 def report_inputs(params: dict, paper: str, root: Path = REPO) -> tuple[list[str], list[str]]:
     """``(data deps, params keys)`` of ``paper``'s report: the metrics, model and mined folders of its scope
-    (:func:`vlcomp.reporting.papers.paper_scope`), its own calibration files, and the params sections of its methods,
+    (:func:`vlcomp.reporting.papers.paper_scope`), its own calibration files (``calibration/<paper>_*`` and those
+    its registry entry lists, :attr:`vlcomp.reporting.papers.Paper.calibration`), and the params sections of its methods,
     runs and bases only, plus the upstream settings the reports print."""
-    from vlcomp.reporting.papers import paper_scope
+    from vlcomp.reporting.papers import PAPERS, paper_scope
 
     sc = paper_scope(params, paper)
     data = [f"metrics/{m}" for m in sc.models]
     data += [f"metrics/released/{m}" for m in params.get("released_models") or {}]
     data += [f"models/base/{b}" for b in sc.bases] + [f"models/lr/{s}" for s in sc.selections]
     data += [f"models/finetune/{v}" for v in sc.variants] + [f"data/mined/{d}" for d in sc.mined]
-    data += sorted(p.relative_to(root).as_posix() for p in (root / "calibration").glob(f"{paper}_*"))
+    calibration = {p.name for p in (root / "calibration").glob(f"{paper}_*")}
+    calibration |= {f for f in PAPERS.get(paper).calibration if (root / "calibration" / f).exists()}
+    data += [f"calibration/{f}" for f in sorted(calibration)]
     mine_keys = dict.fromkeys(((params.get("mining") or {}).get(d) or {}).get("generator", d) for d in sc.mined)
     keys = ["profile", "root_seed", "base_seeds", "lr_selection"]
     keys += [f"seeds.{m}" for m in sc.methods if m in (params.get("seeds") or {})]

@@ -186,3 +186,51 @@ def test_items_that_disagree_with_metrics_json_give_no_interval(tmp_path):
     cond = beats(METHODS, Evidence(long, tmp_path, Bootstrap(0, n_resamples=50)), "negclip", "clip",
                  "aro/vg_relation/macro_acc", 0.0, "VG-R")
     assert cond.interval is None and "recomputed from the items is 0.500000, metrics.json says 0.9" in cond.note
+
+
+def test_power_rule_marks_a_failing_condition_with_a_large_test_se_underpowered():
+    from vlcomp.reporting.ledger import HELD, NOT_HELD, UNDERPOWERED, Claim, Condition
+
+    # margin 0.05: underpowered iff not held and SE > 0.05 / 3 = 0.01667
+    weak = Condition("x", [0.01, 0.03], ["b0", "b1"], 0.05, True, se=0.02, margin=0.05)
+    sharp = Condition("y", [0.01, 0.03], ["b0", "b1"], 0.05, True, se=0.01, margin=0.05)
+    edge = Condition("z", [0.01], ["b0"], 0.05, True, se=0.05 / 3, margin=0.05)  # not above a third: powered
+    held = Condition("h", [0.06, 0.07], ["b0", "b1"], 0.05, True, se=0.5, margin=0.05)
+    sign = Condition("s", [-0.01], ["b0"], 1e-9, True, se=0.5, margin=None)  # a sign test: no power rule
+    unknown = Condition("u", [0.01], ["b0"], 0.05, True, margin=0.05)  # no SE: no power rule
+    assert [c.verdict for c in (weak, sharp, edge, held, sign, unknown)] == [
+        UNDERPOWERED, NOT_HELD, NOT_HELD, HELD, NOT_HELD, NOT_HELD]
+    assert Claim("a", "", "", [held, weak]).verdict == UNDERPOWERED  # every failing condition underpowered
+    assert Claim("b", "", "", [weak, sharp]).verdict == NOT_HELD  # one failing condition adequately powered
+    assert Claim("c", "", "", [held]).verdict == HELD and Claim("d", "", "", []).verdict == NOT_HELD
+    table = ledger_table([Claim("a", "", "", [held, weak])])
+    assert list(table["condition_held"]) == ["yes", "underpowered"] and set(table["claim_held"]) == {UNDERPOWERED}
+    assert table["test_se"].tolist() == [0.5, 0.02] and table["margin"].tolist() == [0.05, 0.05]
+    assert ledger_shown(table)["test SE vs margin / 3"].tolist() == ["0.500 vs 0.017", "0.020 vs 0.017"]
+
+
+def test_conditions_carry_the_bootstrap_se_and_the_margin_they_test(tmp_path):
+    from vlcomp.reporting.items import bootstrap_interval
+
+    rel = ["above"] * 6 + ["below"] * 4
+    clip = [[True, False] * 5, [False] * 10]
+    neg = [[True] * 8 + [False] * 2, [True, True, False] * 3 + [True]]
+    long = _tree(tmp_path, clip, neg, rel)
+    spec = Bootstrap(seed=5, n_resamples=400)
+    ev = Evidence(long, tmp_path, spec)
+    cond = beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 0.05, "VG-R")
+    metric = item_metric("aro/vg_relation/macro_acc")
+    diff = chain_average([(read_item_scores(tmp_path / f"negclip-b{k}s0", metric),
+                           read_item_scores(tmp_path / f"clip-b{k}", metric)) for k in range(2)], "x")
+    low, high, se = bootstrap_interval(diff, np.random.default_rng(derive_seed(5, "ledger", cond.text)), spec)
+    assert cond.interval == (low, high) and cond.se == se and cond.margin == 0.05
+    # the SE is the spread of the resampled macro difference: near its analytic value for 10 items in 2 groups
+    d = np.asarray(diff.scores)
+    by_hand = math.sqrt(sum(np.var(d[np.asarray(diff.groups) == g], ddof=0) / (np.asarray(diff.groups) == g).sum()
+                            for g in ("above", "below"))) / 2
+    assert se == pytest.approx(by_hand, rel=0.25)
+    single = at_most(METHODS, ev, "clip", "aro/vg_relation/macro_acc", 0.65, "VG-R macro acc", reference=0.5)
+    assert single.margin == pytest.approx(0.15) and single.se > 0
+    assert at_most(METHODS, ev, "clip", "aro/vg_relation/macro_acc", 0.65, "VG-R").margin is None
+    assert beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 1e-9, "sign").margin is None
+    assert beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", -0.03, "few").margin == 0.03

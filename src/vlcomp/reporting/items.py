@@ -189,10 +189,12 @@ class Bootstrap:
                 f"(scipy.stats.bootstrap, {self.n_resamples:,} resamples, draws seeded from root_seed)")
 
 
-def paired_interval(diff: ItemScores, rng: np.random.Generator, spec: Bootstrap) -> tuple[float, float]:
+def bootstrap_interval(diff: ItemScores, rng: np.random.Generator, spec: Bootstrap) -> tuple[float, float, float]:
     """The bootstrap interval of the metric of per-item values ``diff`` (a difference averaged over chain pairs, or
-    one method's chain-averaged scores): items resampled with replacement, the metric recomputed per resample by
-    :func:`macro_statistic`. A sample whose every resample gives the same value returns that value twice."""
+    one method's chain-averaged scores) and its standard error: items resampled with replacement, the metric
+    recomputed per resample by :func:`macro_statistic`; ``(low, high, se)``, ``se`` the standard deviation of the
+    resampled metric (scipy's ``standard_error``: the test-set standard error the ledger's power rule reads). A
+    sample whose every resample gives the same value returns that value twice and an SE of 0."""
     from scipy import stats as sps  # imported here: scipy.stats costs seconds at import
 
     values = np.asarray(diff.scores, dtype=np.float64)
@@ -200,7 +202,7 @@ def paired_interval(diff: ItemScores, rng: np.random.Generator, spec: Bootstrap)
     if values.size < 2:
         raise ValueError(f"a bootstrap needs at least 2 items, got {values.size}")
     if codes is None and np.all(values == values[0]):
-        return float(values[0]), float(values[0])
+        return float(values[0]), float(values[0]), 0.0
     codes = np.zeros(values.size, np.int64) if codes is None else codes
     grouped = diff.groups is not None
 
@@ -210,7 +212,13 @@ def paired_interval(diff: ItemScores, rng: np.random.Generator, spec: Bootstrap)
     batch = max(1, min(spec.n_resamples, MAX_ELEMENTS // values.size))
     res = sps.bootstrap((values, codes), statistic, n_resamples=spec.n_resamples, batch=batch, vectorized=True,
                         paired=True, confidence_level=spec.confidence, method=spec.method, rng=rng)
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high), float(res.standard_error)
+
+
+def paired_interval(diff: ItemScores, rng: np.random.Generator, spec: Bootstrap) -> tuple[float, float]:
+    """:func:`bootstrap_interval` without the standard error."""
+    low, high, _ = bootstrap_interval(diff, rng, spec)
+    return low, high
 
 
 def chain_average(pairs: Sequence[tuple[ItemScores, ItemScores | None]], where: str) -> ItemScores:

@@ -7,6 +7,12 @@ chain: base seed, or base seed x fine-tuning seed); for a comparison, on each ch
 fine-tuned chain ``b<k>s<s>`` against the base model of its own chain ``b<k>``, or against the other method's chain
 ``b<k>s<s>``). So the worst chain decides, not the mean. A claim holds iff it has conditions and all of them hold.
 
+Power rule (:data:`POWER_RULE`): a condition that does not hold is **underpowered**, not "not held", when its
+test-set standard error (the bootstrap SE over items of its chain-averaged value) exceeds a third of the margin it
+tests (:attr:`Condition.margin`: a comparison's margin, or a bound's distance from its reference, e.g. chance). A
+claim with a condition that does not hold is "not held" when one of them is adequately powered, else underpowered.
+A condition without a per-item definition or without a margin gets no power check (its note says so).
+
 Next to the verdict each condition shows its value (mean over chains or chain pairs), the whole-chain spread (sample
 std, ddof=1), min, max and n, and, for a metric with a per-item definition (:mod:`vlcomp.reporting.items`), an
 item-level bootstrap interval: of the per-item difference averaged over the chain pairs (a comparison), or of the
@@ -32,10 +38,10 @@ from .collect import Methods, chains, runs_phrase
 from .items import (
     Bootstrap,
     ItemScores,
+    bootstrap_interval,
     chain_average,
     item_metric,
     metric_value,
-    paired_interval,
     read_item_scores,
 )
 from .render import Table, number
@@ -45,7 +51,15 @@ VERDICT_RULE = ("A condition holds iff it holds on every whole chain it is evalu
                 "its models (one per chain); for a comparison, on each chain pair (a fine-tuned chain b<k>s<s> "
                 "against the base model of its own chain b<k>, or against the other method's chain b<k>s<s>). The "
                 "worst chain decides, not the mean. A claim holds iff all its conditions hold.")
+POWER_FRACTION = 1 / 3
+POWER_RULE = ("A condition that does not hold is underpowered (not 'not held') when its test-set standard error, the "
+              "bootstrap SE over test items of its chain-averaged value, exceeds a third of the margin it tests "
+              "(a comparison's margin, or a bound's distance from chance): the test set cannot resolve that margin. "
+              "A claim is not held when one of its failing conditions is adequately powered, underpowered when "
+              "every failing condition is.")
 INTERVAL_NOTE_RATIO = "no item-level interval: a ratio of two metrics"
+MIN_MARGIN = 1e-6  # a bound this close to its reference tests a sign ("> 0"), not a margin: no power rule
+HELD, NOT_HELD, UNDERPOWERED = "held", "not held", "underpowered"
 MATCH_TOLERANCE = 1e-9  # per-item recomputation vs metrics.json
 
 
@@ -99,7 +113,8 @@ def holds(values: list[float], bound: float, at_least: bool) -> bool:
 class Condition:
     """One condition: its ``values`` (one per chain or chain pair, named by ``runs``), the bound they must clear
     (``>= bound`` when ``at_least``, else ``<= bound``), the item-level ``interval`` (None: not computed, ``note``
-    says why)."""
+    says why), its test-set standard error ``se`` (NaN: not computed) and the ``margin`` it tests (None: it tests
+    a sign or a ratio, no power rule)."""
 
     text: str
     values: list[float]
@@ -108,10 +123,22 @@ class Condition:
     at_least: bool
     interval: tuple[float, float] | None = None
     note: str = ""
+    se: float = math.nan
+    margin: float | None = None
 
     @property
     def held(self) -> bool:
         return holds(self.values, self.bound, self.at_least)
+
+    @property
+    def underpowered(self) -> bool:
+        """Not held, and the test set's standard error exceeds :data:`POWER_FRACTION` of the margin tested."""
+        return (not self.held and bool(self.values) and self.margin is not None and not math.isnan(self.se)
+                and self.se > POWER_FRACTION * self.margin)
+
+    @property
+    def verdict(self) -> str:
+        return HELD if self.held else UNDERPOWERED if self.underpowered else NOT_HELD
 
     @property
     def n(self) -> int:
@@ -145,6 +172,14 @@ class Claim:
     def held(self) -> bool:
         return bool(self.conditions) and all(c.held for c in self.conditions)
 
+    @property
+    def verdict(self) -> str:
+        """held; not held when a failing condition is adequately powered (or it has none); else underpowered."""
+        if self.held:
+            return HELD
+        failing = [c for c in self.conditions if not c.held]
+        return UNDERPOWERED if failing and all(c.underpowered for c in failing) else NOT_HELD
+
 
 def _chain(row: pd.Series) -> Chain:
     return Chain(row["method"], row["base"], row["base_seed"], row["seed"])
@@ -165,50 +200,64 @@ def pair_chains(ev: Evidence, better: str, worse: str, key: str) -> tuple[list[t
     return pairs, unpaired
 
 
-def _interval(ev: Evidence, key: str, pairs: list[tuple[str, str | None]], text: str) -> tuple[tuple[float, float] | None, str]:
+def _interval(ev: Evidence, key: str, pairs: list[tuple[str, str | None]],
+              text: str) -> tuple[tuple[float, float] | None, float, str]:
     """The bootstrap interval over items of ``key``'s per-item difference averaged over ``pairs`` of models (the
-    second None: the first alone), or None and why not."""
+    second None: the first alone) and its standard error, or (None, NaN) and why not."""
     if not pairs:
-        return None, ""
+        return None, math.nan, ""
     try:
         scores = [(ev.item_scores(a, key), ev.item_scores(b, key) if b else None) for a, b in pairs]
         diff = chain_average(scores, key)
         rng = np.random.default_rng(derive_seed(ev.bootstrap.seed, "ledger", text))
-        return paired_interval(diff, rng, ev.bootstrap), ""
+        low, high, se = bootstrap_interval(diff, rng, ev.bootstrap)
+        return (low, high), se, ""
     except (FileNotFoundError, ValueError) as e:
-        return None, f"no item-level interval: {e}"
+        return None, math.nan, f"no item-level interval: {e}"
 
 
-def at_most(methods: Methods, ev: Evidence | pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
-    """``method``'s ``key`` is at most ``bound`` on every chain."""
-    return _single(methods, _evidence(ev), method, key, bound, what, at_least=False)
+def _margin(bound: float, reference: float | None) -> float | None:
+    """The margin a bound tests against its reference (None: none given, or a sign test)."""
+    if reference is None or abs(bound - reference) < MIN_MARGIN:
+        return None
+    return abs(bound - reference)
 
 
-def at_least(methods: Methods, ev: Evidence | pd.DataFrame, method: str, key: str, bound: float, what: str) -> Condition:
-    """``method``'s ``key`` is at least ``bound`` on every chain."""
-    return _single(methods, _evidence(ev), method, key, bound, what, at_least=True)
+def at_most(methods: Methods, ev: Evidence | pd.DataFrame, method: str, key: str, bound: float, what: str,
+            reference: float | None = None) -> Condition:
+    """``method``'s ``key`` is at most ``bound`` on every chain; ``reference`` (e.g. chance): the margin tested is
+    the bound's distance from it."""
+    return _single(methods, _evidence(ev), method, key, bound, what, at_least=False, reference=reference)
+
+
+def at_least(methods: Methods, ev: Evidence | pd.DataFrame, method: str, key: str, bound: float, what: str,
+             reference: float | None = None) -> Condition:
+    """``method``'s ``key`` is at least ``bound`` on every chain (``reference``: as :func:`at_most`)."""
+    return _single(methods, _evidence(ev), method, key, bound, what, at_least=True, reference=reference)
 
 
 def _single(methods: Methods, ev: Evidence, method: str, key: str, bound: float, what: str, *,
-            at_least: bool) -> Condition:
+            at_least: bool, reference: float | None) -> Condition:
     rows = ev.rows(method, key)
     text = f"{methods.label(method)} {what} {'>=' if at_least else '<='} {bound:.4g}"
-    interval, note = _interval(ev, key, [(m, None) for m in rows["model"]], text)
+    interval, se, note = _interval(ev, key, [(m, None) for m in rows["model"]], text)
     return Condition(text, [float(v) for v in rows["value"]], [_chain(r).label for _, r in rows.iterrows()], bound,
-                     at_least, interval, note)
+                     at_least, interval, note, se, _margin(bound, reference))
 
 
 def beats(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str, key: str, margin: float,
           what: str) -> Condition:
-    """``better - worse >= margin`` on every chain pair (:func:`pair_chains`)."""
+    """``better - worse >= margin`` on every chain pair (:func:`pair_chains`); the margin tested is ``|margin|``
+    (a margin within :data:`MIN_MARGIN` of 0 tests a sign: no power rule)."""
     ev = _evidence(ev)
     text = f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}"
     pairs, unpaired = pair_chains(ev, better, worse, key)
-    interval, note = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
+    interval, se, note = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
     if unpaired:
         note = "; ".join(filter(None, [note, "no chain to pair with: " + ", ".join(unpaired)]))
     return Condition(text, [float(a["value"] - b["value"]) for a, b in pairs],
-                     [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, True, interval, note)
+                     [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, True, interval, note,
+                     se, _margin(margin, 0.0))
 
 
 def ratio(methods: Methods, ev: Evidence | pd.DataFrame, method: str, num: str, den: str, bound: float,
@@ -229,18 +278,19 @@ def ratio(methods: Methods, ev: Evidence | pd.DataFrame, method: str, num: str, 
 
 
 LEDGER_COLUMNS: tuple[str, ...] = ("claim", "claim_held", "condition", "bound", "n", "value", "spread", "min", "max",
-                                   "per_chain", "ci_low", "ci_high", "ci_clears_bound", "condition_held", "note")
+                                   "per_chain", "ci_low", "ci_high", "ci_clears_bound", "test_se", "margin",
+                                   "condition_held", "note")
 
 
 def ledger_table(claims: list[Claim]) -> pd.DataFrame:
-    """One row per condition of every claim, numeric: the verdicts, n, the value (mean over chains or chain pairs),
-    its spread (sample std over them), min, max, the per-chain values, the item-level interval and whether it clears
-    the bound."""
+    """One row per condition of every claim, numeric: the verdicts (held, not held, underpowered), n, the value
+    (mean over chains or chain pairs), its spread (sample std over them), min, max, the per-chain values, the
+    item-level interval and whether it clears the bound, the test-set standard error and the margin tested."""
     rows = []
     for cl in claims:
         for c in cl.conditions:
             clears = c.interval_clears
-            rows.append({"claim": cl.id, "claim_held": "held" if cl.held else "not held", "condition": c.text,
+            rows.append({"claim": cl.id, "claim_held": cl.verdict, "condition": c.text,
                          "bound": c.bound, "n": c.n, "value": c.mean, "spread": c.spread,
                          "min": min(c.values) if c.values else math.nan,
                          "max": max(c.values) if c.values else math.nan,
@@ -248,7 +298,9 @@ def ledger_table(claims: list[Claim]) -> pd.DataFrame:
                          "ci_low": c.interval[0] if c.interval else math.nan,
                          "ci_high": c.interval[1] if c.interval else math.nan,
                          "ci_clears_bound": "" if clears is None else ("yes" if clears else "no"),
-                         "condition_held": "yes" if c.held else "no", "note": c.note or ("missing" * (not c.values))})
+                         "test_se": c.se, "margin": math.nan if c.margin is None else c.margin,
+                         "condition_held": {HELD: "yes", NOT_HELD: "no", UNDERPOWERED: "underpowered"}[c.verdict],
+                         "note": c.note or ("missing" * (not c.values))})
     return pd.DataFrame(rows, columns=list(LEDGER_COLUMNS))
 
 
@@ -264,9 +316,13 @@ def ledger_shown(table: pd.DataFrame) -> pd.DataFrame:
         else:
             value = f"{number(r['value'])} ± {number(r['spread'])} (n={n})"
         ci = "" if pd.isna(r["ci_low"]) else f"[{number(r['ci_low'])}, {number(r['ci_high'])}]"
+        power = "" if pd.isna(r["test_se"]) else number(r["test_se"])
+        if power and not pd.isna(r["margin"]):
+            power += f" vs {number(r['margin'] * POWER_FRACTION)}"
         rows.append({"claim": r["claim"], "condition": r["condition"], "value ± spread over chains (n)": value,
                      "min .. max over chains": "" if n < 2 else f"{number(r['min'])} .. {number(r['max'])}",
                      "item bootstrap interval": ci, "interval clears bound": r["ci_clears_bound"],
+                     "test SE vs margin / 3": power,
                      "holds on every chain": r["condition_held"], "claim verdict": r["claim_held"],
                      "note": r["note"]})
     return pd.DataFrame(rows)
@@ -281,7 +337,8 @@ def rule_markdown(ev: Evidence, claims: list[Claim], methods: Methods) -> str:
             f"Runs: {runs}. **Item-level interval:** {ev.bootstrap.describe()} of the per-item difference averaged "
             "over the chain pairs (for one method: the per-item score averaged over its chains), the metric "
             "recomputed on each resample by its own definition (a macro average re-averaged over the groups of the "
-            "resample); it is shown with whether it clears the bound, and does not enter the verdict.")
+            "resample); it is shown with whether it clears the bound, and does not enter the verdict. "
+            f"**Power rule.** {POWER_RULE} *test SE vs margin / 3*: that SE next to a third of the margin.")
 
 
 def report_ledger(ev: Evidence, claims: list[Claim], methods: Methods, notes: Sequence[str] = ()) -> Table:

@@ -268,14 +268,14 @@ def checklist_table(report: Report, artifacts: Sequence[str], built: dict[str, B
             cid = a.rsplit("-C", 1)[-1]
             c = verdict.get(f"C{cid}") or verdict.get(cid)
             rows.append({"artifact": a, "what": "claim" if c is None else c.text, "where": "[claims ledger](#claims_ledger)",
-                         "status": "not in the ledger" if c is None else ("HELD" if c.held else "NOT HELD")})
+                         "status": "not in the ledger" if c is None else c.verdict.upper()})
     return Table(pd.DataFrame(rows, columns=["artifact", "what", "where", "status"]),
                  legend="A checklist, generated from the page's declaration: no spread.")
 
 
 def verdicts_markdown(claims: Sequence[Claim]) -> str:
     """One line per claim: its id, verdict, statement and what the paper reported."""
-    return "\n".join(f"- **({c.id}) {'HELD' if c.held else 'NOT HELD'}** — {c.text} *Paper: {c.paper}.*"
+    return "\n".join(f"- **({c.id}) {c.verdict.upper()}** — {c.text} *Paper: {c.paper}.*"
                      for c in claims)
 
 

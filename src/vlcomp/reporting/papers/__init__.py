@@ -28,6 +28,9 @@ class Paper:
     artifacts: tuple[str, ...]  # catalog IDs the report renders
     claims: Callable[..., list] | None = None  # (reporting.ledger.Evidence, **context) -> list of reporting.ledger.Claim
     cross_papers: tuple[str, ...] = ()  # papers whose methods' rows this report also shows (vlcomp.reporting.scope)
+    #: files under calibration/ the report reads besides its own ``<paper>_*`` ones (probes of the world and of the
+    #: base models); its stage depends on them (vlcomp.dag.report_inputs)
+    calibration: tuple[str, ...] = ()
 
 
 PAPERS: Registry[Paper] = Registry("paper", package=__name__)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ... import comparison as C
+from ... import probes
 from ... import released_values as RV
 from ... import tree as TR
 from ...collect import methods_of
@@ -166,6 +167,17 @@ SECTIONS = (
             '`rel_any` / `rel_lr` score the swap on whole `coco_test` images; at the last step `vgr_macro` is the '
             "pipeline's VG-Relation twin and `vgr_wrong_image` its wrong-image control. Single seed per start, "
             'one CPU thread each (`calibration/relation_probe.csv`).'), level=3),
+    Section("P1 — perception: can the image tower tell a single object's shape?",
+            (Part("perception_probe", lambda ctx: probes.perception(_beside(ctx, "world_perception.csv")),
+                  missing=_missing("world_perception.csv", "python scripts/probe_perception.py --mode scratch",
+                                   "perception-probe results")),),
+            ("The first of the world issue's mechanism probes. Every base scores near chance zero-shot on single "
+             "objects (the CIFAR10 twin), so before the world changes, `scripts/probe_perception.py` asks whether "
+             "the pipeline's image tower can tell the 8 COCO-twin shapes of a single object at all: trained "
+             "*supervised* from scratch on the shape label (a linear head, fresh images each step), at today's "
+             "object sizes and at enlarged ones (`objects x1.5`, `x2`) and a larger render; and with a linear "
+             "probe on the frozen base's features (what contrastive pretraining left in them). Colours, materials, "
+             "positions and backgrounds are drawn at random, independent of shape."), level=3),
     Section("What the mined negatives ask for",
             (Part("negative_composition",
                   lambda ctx: T.negative_composition(ctx, ctx.world_dir, T.mined_dir(ctx, ctx.mined_root))),),

@@ -1,0 +1,127 @@
+"""The toy world's mechanism probes (the world issue's P1-P5), as report tables and figures.
+
+Each probe is a script under ``scripts/`` that appends its rows to a CSV under ``calibration/`` (committed); a
+paper's report shows the probes its claims rest on (its registry entry lists the files,
+:attr:`vlcomp.reporting.papers.Paper.calibration`, so its report stage depends on them). Nothing here trains or
+scores a model: the tables are read from the CSVs.
+
+- :func:`perception` (P1, ``scripts/probe_perception.py``, ``calibration/world_perception.csv``): can the image
+  tower tell a single object's shape? Supervised from scratch at several object sizes and render sizes, and a
+  linear probe on the frozen base's features; the target is small-object accuracy >= :data:`P1_TARGET` within
+  :data:`P1_BUDGET` samples.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .render import Figure, Table  # noqa: E402
+
+P1_TARGET = 0.95  # small-object shape accuracy the world issue asks of a tower that "sees" shapes
+P1_BUDGET = 20480  # ... within ~20k samples (the probe's batches of 128: 160 steps)
+P1_CONFIG = ("mode", "arch", "image_size", "object_scale", "lr", "seed")
+
+
+def _binomial_se(p: float, n: int) -> float:
+    return float(np.sqrt(p * (1 - p) / n))
+
+
+def _config_label(r: pd.Series) -> str:
+    what = "supervised from scratch" if r["mode"] == "scratch" else "linear probe on the frozen base (b0)"
+    return (f"{r['arch']}, {int(r['image_size'])} px, objects x{r['object_scale']:g} "
+            f"(small {r['small_px']:g} px, large {r['large_px']:g} px): {what}")
+
+
+def perception_verdicts(df: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: small- and large-object accuracy at the budget (the last evaluation at or below
+    :data:`P1_BUDGET` samples) and at the end, and whether the target is met within the budget."""
+    rows = []
+    for _, g in df.groupby(list(P1_CONFIG), sort=False, dropna=False):
+        g = g.sort_values("samples")
+        within = g[g["samples"] <= P1_BUDGET]
+        at = within.iloc[-1] if len(within) else g.iloc[0]
+        last = g.iloc[-1]
+        rows.append({"configuration": _config_label(last), "samples at budget": int(at["samples"]),
+                     "small acc at budget": at["acc_small"], "large acc at budget": at["acc_large"],
+                     "samples (last)": int(last["samples"]), "small acc (last)": last["acc_small"],
+                     "large acc (last)": last["acc_large"],
+                     "target met": "yes" if (within["acc_small"] >= P1_TARGET).any() else "no"})
+    return pd.DataFrame(rows)
+
+
+def perception(path: str | Path) -> list[tuple[str, Table | Figure]] | None:
+    """P1's verdict table, every evaluation row, and the learning curves; None when the probe has not run."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    n_eval = 800  # scripts/probe_perception.py --n-eval (held-out images per size class)
+    se = _binomial_se(0.5, n_eval)
+    verdicts = perception_verdicts(df)
+    legend = (f"One seed per configuration (seed 0): no spread over runs. Accuracy over {n_eval} held-out images "
+              f"per size class (binomial SE at most {se:.3f}); chance {1 / 8:.3f} (8 shapes). Target (world issue, "
+              f"P1): small-object accuracy >= {P1_TARGET:g} within ~{P1_BUDGET:,} samples.")
+    shown = verdicts.copy()
+    for c in [c for c in shown.columns if "acc" in c]:
+        shown[c] = shown[c].map(lambda v: f"{v:.3f}")
+    table = Table(verdicts, shown, legend=legend)
+    cols = ["mode", "arch", "image_size", "object_scale", "small_px", "large_px", "samples", "train_loss",
+            "acc_small", "acc_large", "acc_small_bn_reest", "acc_large_bn_reest"]
+    rows = Table(df[[c for c in cols if c in df.columns]].reset_index(drop=True), legend=(
+        "Every evaluation point. *_bn_reest: the same checkpoint scored with its BatchNorm statistics re-estimated on "
+        "2,048 fresh training images instead of its running statistics (the world issue's item 11). A linear probe "
+        "has no BatchNorm to re-estimate (its tower is frozen in eval mode)."))
+    return [("", perception_summary(df, verdicts)), ("", table), ("Every evaluation point", rows),
+            ("", perception_figure(df))]
+
+
+def perception_summary(df: pd.DataFrame, verdicts: pd.DataFrame) -> str:
+    """What P1 found, in numbers from the rows: which configurations meet the target, and the best a linear probe
+    on the frozen base reaches on small objects."""
+    met = verdicts.loc[verdicts["target met"] == "yes", "configuration"].tolist()
+    base = df[df["mode"] == "base-linear"]
+    scratch = df[df["mode"] == "scratch"]
+    parts = [("**Target met by:** " + "; ".join(met) + ".") if met else "**No configuration meets the target.**"]
+    if len(scratch):
+        best = scratch.loc[scratch["acc_small"].idxmax()]
+        parts.append(f"Best supervised small-object accuracy: {best['acc_small']:.3f} ({_config_label(best)}, "
+                     f"{int(best['samples']):,} samples).")
+    if len(base):
+        b = base.loc[base["acc_small"].idxmax()]
+        parts.append(f"A linear probe on the frozen base's features reaches at most {b['acc_small']:.3f} on small "
+                     f"and {base['acc_large'].max():.3f} on large objects (chance 0.125): the tower can learn "
+                     "shapes, contrastive pretraining did not make it." if len(scratch) and
+                     scratch["acc_small"].max() > b["acc_small"] + 0.3 else
+                     f"A linear probe on the frozen base's features reaches at most {b['acc_small']:.3f} on small "
+                     "objects.")
+    return " ".join(parts)
+
+
+def perception_figure(df: pd.DataFrame) -> Figure:
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+    for ax, size in zip(axes, ("small", "large"), strict=True):
+        for _, g in df.groupby(list(P1_CONFIG), sort=False, dropna=False):
+            g = g.sort_values("samples")
+            r = g.iloc[-1]
+            label = (f"{'scratch' if r['mode'] == 'scratch' else 'base linear'}, {int(r['image_size'])} px, "
+                     f"x{r['object_scale']:g}")
+            ax.plot(g["samples"], g[f"acc_{size}"], marker="o", ms=3,
+                    ls="-" if r["mode"] == "scratch" else "--", label=label)
+        ax.axhline(P1_TARGET, color="k", lw=0.8, ls=":")
+        ax.axhline(1 / 8, color="grey", lw=0.8, ls=":")
+        ax.axvline(P1_BUDGET, color="grey", lw=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("training samples")
+        ax.set_title(f"{size} objects")
+    axes[0].set_ylabel("shape accuracy (held out)")
+    axes[1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return Figure(fig, legend=(f"Shape accuracy against samples seen; dotted lines: the target {P1_TARGET:g} and "
+                               "chance 0.125; the vertical line: the ~20k-sample budget. One seed per line."))

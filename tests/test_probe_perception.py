@@ -1,0 +1,82 @@
+"""The perception probe (scripts/probe_perception.py, the world issue's P1) and its report table
+(vlcomp.reporting.probes): the images it draws, the BatchNorm re-estimation against a naive computation, the
+linear head on separable features, and the verdict table from hand-made rows."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+pytest.importorskip("open_clip")
+_path = Path(__file__).resolve().parents[1] / "scripts" / "probe_perception.py"
+_spec = importlib.util.spec_from_file_location("probe_perception", _path)
+probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(probe)
+
+
+def test_images_are_single_objects_of_the_asked_size_and_deterministic():
+    a = probe.sample_images(np.random.default_rng(3), 12, 48, 1.0, "small")
+    b = probe.sample_images(np.random.default_rng(3), 12, 48, 1.0, "small")
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    images, shapes, sizes = a
+    assert images.shape == (12, 48, 48, 3) and images.dtype == np.uint8
+    assert set(shapes) <= set(range(8)) and set(sizes) == {0}
+    # object pixels (not background): a x2 object covers about 4x the area of a x1 object
+    def area(imgs):
+        bg = imgs[:, :1, :1, :]  # the corner is background (objects keep a 1-px margin)
+        return float((np.abs(imgs.astype(int) - bg).sum(-1) > 30).mean())
+    small = area(probe.sample_images(np.random.default_rng(0), 64, 48, 1.0, "small")[0])
+    big = area(probe.sample_images(np.random.default_rng(0), 64, 48, 2.0, "small")[0])
+    assert 2.5 < big / small < 5.5
+
+
+def test_bn_reestimation_equals_the_mean_and_variance_of_its_inputs():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
+    net.eval()
+    images = np.random.default_rng(1).integers(0, 256, size=(300, 16, 16, 3), dtype=np.uint8)
+    probe.reestimate_bn(net, images, 16)
+    bn = net[1]
+    with torch.no_grad():  # naive: the conv's output over all 300 images at once
+        out = net[0](probe.to_tensor(images, 16))
+    want_mean = out.mean(dim=(0, 2, 3))
+    # cumulative average of per-batch unbiased variances (batches of 256 and 44), as BatchNorm's momentum=None does
+    parts = [out[i:i + 256] for i in range(0, 300, 256)]
+    want_var = torch.stack([p.var(dim=(0, 2, 3), unbiased=True) for p in parts]).mean(0)
+    want_mean_cma = torch.stack([p.mean(dim=(0, 2, 3)) for p in parts]).mean(0)
+    assert torch.allclose(bn.running_mean, want_mean_cma, atol=1e-5)
+    assert torch.allclose(bn.running_var, want_var, atol=1e-4)
+    assert torch.allclose(want_mean_cma, want_mean, atol=0.2)  # the two batches' means average near the mean
+    assert not bn.training and bn.momentum == 0.1  # back to eval mode and its momentum
+
+
+def test_linear_head_separates_separable_features():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 8, 400)
+    centres = rng.normal(size=(8, 16)) * 4
+    x = torch.tensor(centres[y] + rng.normal(size=(400, 16)), dtype=torch.float32)
+    head = probe.fit_linear(x, y, seed=0)
+    assert probe.accuracy(head(x), y) >= 0.98
+
+
+def test_verdict_table_reads_the_budget_row_and_the_target(tmp_path):
+    from vlcomp.reporting.probes import P1_BUDGET, perception, perception_verdicts
+
+    base = {"probe": "P1", "arch": "toy-rn16", "image_size": 48, "lr": 0.001, "seed": 0, "chance": 0.125}
+    rows = []
+    for scale, accs in ((1.0, (0.5, 0.9, 0.97)), (2.0, (0.7, 0.96, 0.99))):
+        for samples, acc in zip((P1_BUDGET // 2, P1_BUDGET, 2 * P1_BUDGET), accs, strict=True):
+            rows.append({**base, "mode": "scratch", "object_scale": scale, "small_px": 12 * scale,
+                         "large_px": 20 * scale, "samples": samples, "train_loss": 0.1, "acc_small": acc,
+                         "acc_large": 1.0, "acc_small_bn_reest": acc, "acc_large_bn_reest": 1.0})
+    df = pd.DataFrame(rows)
+    v = perception_verdicts(df)
+    assert list(v["target met"]) == ["no", "yes"]  # x1 reaches 0.97 only after the budget
+    assert list(v["small acc at budget"]) == [0.9, 0.96] and list(v["small acc (last)"]) == [0.97, 0.99]
+    df.to_csv(tmp_path / "p.csv", index=False)
+    blocks = perception(tmp_path / "p.csv")
+    assert "**Target met by:** toy-rn16, 48 px, objects x2" in blocks[0][1]
+    assert perception(tmp_path / "absent.csv") is None
