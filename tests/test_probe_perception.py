@@ -80,3 +80,19 @@ def test_verdict_table_reads_the_budget_row_and_the_target(tmp_path):
     blocks = perception(tmp_path / "p.csv")
     assert "**Target met by:** toy-rn16, 48 px, objects x2" in blocks[0][1]
     assert perception(tmp_path / "absent.csv") is None
+
+
+def test_pretraining_table_and_target(tmp_path):
+    from vlcomp.reporting.probes import P4_ZS_TARGET, pretraining
+
+    rows = [{"probe": "P4", "base": "b0", "seed": 1, "arch": "toy-rn16", "epochs": e, "steps": 117 * e,
+             "samples": 117 * e * 256, "final_loss": 2.0 / e, "zs_small": zs, "zs_large": zs + 0.1,
+             "lin_small": 0.3, "lin_large": 0.4, "chance": 0.125} for e, zs in ((4, 0.5), (2, 0.2))]
+    pd.DataFrame(rows).to_csv(tmp_path / "p4.csv", index=False)
+    (_, summary), (_, table) = pretraining(tmp_path / "p4.csv")
+    assert list(table.data["epochs"]) == [2, 4]  # sorted by length
+    assert summary.startswith("Best zero-shot small-object shape accuracy: 0.500 after 4 epochs (119,808 samples)")
+    assert summary.endswith("not met.") and P4_ZS_TARGET == 0.7
+    rows[0]["zs_small"], rows[0]["zs_large"] = 0.7, 0.75  # both sizes at the target
+    pd.DataFrame(rows).to_csv(tmp_path / "p4.csv", index=False)
+    assert pretraining(tmp_path / "p4.csv")[0][1].endswith("target 0.7: met.") and pretraining(tmp_path / "nope.csv") is None

@@ -178,6 +178,14 @@ SECTIONS = (
              "object sizes and at enlarged ones (`objects x1.5`, `x2`) and a larger render; and with a linear "
              "probe on the frozen base's features (what contrastive pretraining left in them). Colours, materials, "
              "positions and backgrounds are drawn at random, independent of shape."), level=3),
+    Section("P4 — does longer pretraining teach the base to see shapes?",
+            (Part("pretraining_probe", lambda ctx: probes.pretraining(_beside(ctx, "world_pretraining.csv")),
+                  missing=_missing("world_pretraining.csv", "python scripts/probe_pretraining.py --epochs 0 2 4 8",
+                                   "pretraining-probe results")),),
+            ("P1 shows the tower can learn shapes and the base did not. `scripts/probe_pretraining.py` pretrains "
+             "chain b0's base exactly as the `pretrain` stage does, on today's world, for several lengths, and "
+             "scores each on P1's single-object images: zero-shot (the gate for a base that sees shapes) and with a "
+             "linear probe on its frozen features."), level=3),
     Section("What the mined negatives ask for",
             (Part("negative_composition",
                   lambda ctx: T.negative_composition(ctx, ctx.world_dir, T.mined_dir(ctx, ctx.mined_root))),),
