@@ -235,16 +235,19 @@ def main() -> None:
         print(rows[-1], flush=True)
 
     (run_scratch if args.mode == "scratch" else run_base_linear)(args, evalsets, record)
-    out_path = Path(args.out)
+    merge_rows(Path(args.out), pd.DataFrame(rows), {k: config[k] for k in KEY})
+
+
+def merge_rows(out_path: Path, df: pd.DataFrame, key: dict) -> None:
+    """Merge ``df`` into ``out_path``: the old rows whose ``key`` columns equal ``key`` (NaN matching NaN) are
+    replaced; one writer at a time (two runs may finish together)."""
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_path.with_suffix(".lock"), "w") as lock:  # two runs may finish together: one merge at a time
+    with open(out_path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        df = pd.DataFrame(rows)
         if out_path.exists():
             old = pd.read_csv(out_path)
             same = np.ones(len(old), dtype=bool)
-            for k in KEY:
-                v = config[k]
+            for k, v in key.items():
                 same &= old[k].isna().to_numpy() if isinstance(v, float) and np.isnan(v) else (old[k] == v).to_numpy()
             df = pd.concat([old[~same], df], ignore_index=True)
         with atomic_path(out_path) as tmp:

@@ -30,17 +30,15 @@ pin_environment()  # the stages' CPU kernel pin, before torch runs anything
 
 import argparse  # noqa: E402
 import copy  # noqa: E402
-import fcntl  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
-from probe_perception import accuracy, fit_linear, sample_images  # noqa: E402 (scripts/ is on sys.path)
+from probe_perception import accuracy, fit_linear, merge_rows, sample_images  # noqa: E402 (scripts/ is on sys.path)
 
 from vlcomp.config import chain_seed, load_params  # noqa: E402
-from vlcomp.io import atomic_path  # noqa: E402
 from vlcomp.models.encode import encode_images, encode_texts  # noqa: E402
 from vlcomp.models.factory import create_model  # noqa: E402
 from vlcomp.profiles.toy.pretrain import base_model  # noqa: E402
@@ -109,22 +107,7 @@ def main() -> None:
                 "git_commit": git_commit(REPO)}
         print(row, flush=True)
         rows.append(row)
-        write(Path(args.out), pd.DataFrame([row]), ("probe", "base", "seed", "epochs"))
-
-
-def write(out_path: Path, df: pd.DataFrame, key: tuple[str, ...]) -> None:
-    """Merge ``df`` into ``out_path`` (rows with the same ``key`` replaced), one writer at a time."""
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if out_path.exists():
-            old = pd.read_csv(out_path)
-            same = np.ones(len(old), dtype=bool)
-            for k in key:
-                same &= (old[k] == df[k].iloc[0]).to_numpy()
-            df = pd.concat([old[~same], df], ignore_index=True)
-        with atomic_path(out_path) as tmp:
-            df.to_csv(tmp, index=False)
+        merge_rows(Path(args.out), pd.DataFrame([row]), {k: row[k] for k in ("probe", "base", "seed", "epochs")})
 
 
 if __name__ == "__main__":

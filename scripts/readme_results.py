@@ -65,7 +65,7 @@ def _cell(mean: float, std: float, n: int) -> str:
 def ledger_block(root: Path, paper: str, title: str) -> list[str]:
     """A paper's claims ledger as its report stage recorded it (``claims/<paper>.csv``, tracked by git, with the
     item-level standard errors the power rule reads): the verdicts, then one row per condition."""
-    from vlcomp.reporting.ledger import POWER_RULE, VERDICT_RULE
+    from vlcomp.reporting.ledger import POWER_RULE, VERDICT_RULE, power_text
 
     path = root / "claims" / f"{paper}.csv"
     if not path.exists():
@@ -77,9 +77,7 @@ def ledger_block(root: Path, paper: str, title: str) -> list[str]:
            "", "| claim | condition | value ± spread over chains | min .. max | test SE vs margin / 3 | verdict |",
            "|---|---|---|---|---|---|"]
     for _, r in table.iterrows():
-        power = "" if pd.isna(r["test_se"]) else f"{r['test_se']:.3f}"
-        if power and not pd.isna(r["margin"]):
-            power += f" vs {r['margin'] / 3:.3f}"
+        power = power_text(r["test_se"], r["margin"])
         span = "" if r["n"] < 2 else f"{r['min']:.3f} .. {r['max']:.3f}"
         out.append(f"| ({r['claim']}) | {r['condition']} | {_cell(r['value'], r['spread'], r['n'])} | {span} | "
                    f"{power} | {r['condition_held']} |")

@@ -157,19 +157,28 @@ def _tree(tmp_path, clip_correct: list[list[bool]], neg_correct: list[list[bool]
     return pd.DataFrame(rows)
 
 
-def test_comparison_interval_is_the_paired_bootstrap_of_the_chain_averaged_difference(tmp_path):
+def _two_chain_evidence(tmp_path) -> tuple[Evidence, Bootstrap]:
+    """Two chains of CLIP and NegCLIP on a 10-case VG-R table (6 "above", 4 "below"), a 400-resample bootstrap."""
     rel = ["above"] * 6 + ["below"] * 4
     clip = [[True, False] * 5, [False] * 10]
     neg = [[True] * 8 + [False] * 2, [True, True, False] * 3 + [True]]
-    long = _tree(tmp_path, clip, neg, rel)
     spec = Bootstrap(seed=5, n_resamples=400)
-    ev = Evidence(long, tmp_path, spec)
+    return Evidence(_tree(tmp_path, clip, neg, rel), tmp_path, spec), spec
+
+
+def _chain_averaged_difference(tmp_path):
+    """NegCLIP - CLIP per VG-R item, averaged over the two chains of :func:`_two_chain_evidence`."""
+    metric = item_metric("aro/vg_relation/macro_acc")
+    return chain_average([(read_item_scores(tmp_path / f"negclip-b{k}s0", metric),
+                           read_item_scores(tmp_path / f"clip-b{k}", metric)) for k in range(2)], "x")
+
+
+def test_comparison_interval_is_the_paired_bootstrap_of_the_chain_averaged_difference(tmp_path):
+    ev, spec = _two_chain_evidence(tmp_path)
     cond = beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 0.05, "VG-R")
     # by hand: chain b0: NegCLIP macro (6/6 + 2/4)/2 = 0.75, CLIP (3/6 + 2/4)/2 = 0.5; chain b1: (4/6 + 3/4)/2 vs 0
     assert cond.values == pytest.approx([0.25, (4 / 6 + 3 / 4) / 2])
-    metric = item_metric("aro/vg_relation/macro_acc")
-    diff = chain_average([(read_item_scores(tmp_path / f"negclip-b{k}s0", metric),
-                           read_item_scores(tmp_path / f"clip-b{k}", metric)) for k in range(2)], "x")
+    diff = _chain_averaged_difference(tmp_path)
     rng = np.random.default_rng(derive_seed(5, "ledger", cond.text))
     assert cond.interval == paired_interval(diff, rng, spec)
     assert cond.interval[0] <= cond.mean <= cond.interval[1] and cond.note == ""
@@ -212,16 +221,9 @@ def test_power_rule_marks_a_failing_condition_with_a_large_test_se_underpowered(
 def test_conditions_carry_the_bootstrap_se_and_the_margin_they_test(tmp_path):
     from vlcomp.reporting.items import bootstrap_interval
 
-    rel = ["above"] * 6 + ["below"] * 4
-    clip = [[True, False] * 5, [False] * 10]
-    neg = [[True] * 8 + [False] * 2, [True, True, False] * 3 + [True]]
-    long = _tree(tmp_path, clip, neg, rel)
-    spec = Bootstrap(seed=5, n_resamples=400)
-    ev = Evidence(long, tmp_path, spec)
+    ev, spec = _two_chain_evidence(tmp_path)
     cond = beats(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 0.05, "VG-R")
-    metric = item_metric("aro/vg_relation/macro_acc")
-    diff = chain_average([(read_item_scores(tmp_path / f"negclip-b{k}s0", metric),
-                           read_item_scores(tmp_path / f"clip-b{k}", metric)) for k in range(2)], "x")
+    diff = _chain_averaged_difference(tmp_path)
     low, high, se = bootstrap_interval(diff, np.random.default_rng(derive_seed(5, "ledger", cond.text)), spec)
     assert cond.interval == (low, high) and cond.se == se and cond.margin == 0.05
     # the SE is the spread of the resampled macro difference: near its analytic value for 10 items in 2 groups

@@ -204,6 +204,12 @@ def formatted(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: [_fmt(c, v) for v in df[c]] for c in df.columns}, columns=df.columns)
 
 
+def text_table(df: pd.DataFrame, legend: str, notes: Iterable[str] = ()) -> Table:
+    """A table that is no comparison (an inventory, printed values): its numbers in the CSV, :func:`formatted`
+    for reading, the legend and notes under it."""
+    return Table(df, formatted(df), legend=legend, notes=tuple(notes))
+
+
 def chain_legend(df: pd.DataFrame) -> str:
     """The line under a comparison table: what its mean rows' spread is over and n, per method, from the rows."""
     if df.empty or "source" not in df or not (df["source"] == PIPELINE).any():

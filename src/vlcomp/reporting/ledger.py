@@ -304,6 +304,14 @@ def ledger_table(claims: list[Claim]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(LEDGER_COLUMNS))
 
 
+def power_text(se: float, margin: float) -> str:
+    """A ledger row's power cell: its test SE next to a third of its margin (``0.010 vs 0.017``); empty without an
+    SE, the SE alone without a margin."""
+    if pd.isna(se):
+        return ""
+    return number(se) + ("" if pd.isna(margin) else f" vs {number(margin * POWER_FRACTION)}")
+
+
 def ledger_shown(table: pd.DataFrame) -> pd.DataFrame:
     """The ledger for reading: value ± spread (n), min..max, the interval, the verdicts."""
     rows = []
@@ -316,9 +324,7 @@ def ledger_shown(table: pd.DataFrame) -> pd.DataFrame:
         else:
             value = f"{number(r['value'])} ± {number(r['spread'])} (n={n})"
         ci = "" if pd.isna(r["ci_low"]) else f"[{number(r['ci_low'])}, {number(r['ci_high'])}]"
-        power = "" if pd.isna(r["test_se"]) else number(r["test_se"])
-        if power and not pd.isna(r["margin"]):
-            power += f" vs {number(r['margin'] * POWER_FRACTION)}"
+        power = power_text(r["test_se"], r["margin"])
         rows.append({"claim": r["claim"], "condition": r["condition"], "value ± spread over chains (n)": value,
                      "min .. max over chains": "" if n < 2 else f"{number(r['min'])} .. {number(r['max'])}",
                      "item bootstrap interval": ci, "interval clears bound": r["ci_clears_bound"],

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from ... import comparison as C
 from ... import probes
 from ... import released_values as RV
@@ -222,10 +220,6 @@ def _compare(build, index: tuple[str, ...] | None, artifacts: tuple[str, ...]):
     return lambda tree: C.table(build(tree), index=index, notes=notes(artifacts))
 
 
-def _wide(df: pd.DataFrame, legend: str, *below: str) -> Table:
-    return Table(df, C.formatted(df), legend=legend, notes=below)
-
-
 REAL_SECTIONS = (
     Section("ARO-T6 — CLIP vs CLIP-FT vs NegCLIP (Table 6)",
             (Part("ARO-T6", _compare(A.t6, ("group", "task"), ("ARO-T6",)), ("ARO-T6",)),),
@@ -246,9 +240,9 @@ REAL_SECTIONS = (
              "separate quantity; mean rows give the std over whole-chain runs (`std_over_chains`). Paper: Table 5 "
              "(mean ± std over its perturbation seeds) where printed, else Table 6.")),
     Section("Released checkpoints on every benchmark",
-            (Part("released_all_benchmarks", lambda tree: _wide(
+            (Part("released_all_benchmarks", lambda tree: C.text_table(
                 TR.released_wide(tree), "Released checkpoints: one model each, no spread.",
-                f"*Note:* {RV.OTHER_PAPERS_NOTE}")),),
+                [f"*Note:* {RV.OTHER_PAPERS_NOTE}"])),),
             "One row per released checkpoint, one column per headline metric found in their metrics."),
     *(Section(f"{RV.title(paper)} — released checkpoints next to the paper's numbers",
               (Part(f"{paper}_released", lambda tree, paper=paper: RV.released_table(tree, paper)),), intro, level=3)
@@ -270,13 +264,13 @@ REAL_SECTIONS = (
                       "T8), REPLACE split into Relations and Attributes (HP-T7), and CLIP's COCO / Flickr30k R@1 "
                       "(HP-T10), for CLIP, NegCLIP and SVLC (= the `tsvlc` checkpoint)."))),
     Section("This pipeline's models on the same benchmarks",
-            (Part("pipeline_all_benchmarks", lambda tree: _wide(
+            (Part("pipeline_all_benchmarks", lambda tree: C.text_table(
                 TR.benchmarks_wide(tree, (TR.PIPELINE,)),
                 "One row per pipeline model (one whole-chain run each): no spread.")),),
             "The base model and the fine-tuned variants on the same released-format benchmarks (not a table of the "
             "paper).", level=3),
     Section("Ignored folders",
-            (Part("ignored_folders", lambda tree: _wide(TR.ignored_table(tree), "Folders, not measurements: no spread.")),),
+            (Part("ignored_folders", lambda tree: C.text_table(TR.ignored_table(tree), "Folders, not measurements: no spread.")),),
             "A metrics.json whose provenance is not real-profile is not part of the tree."),
 )
 

@@ -118,7 +118,7 @@ REPORT = Report(
 
 
 def _printed(df, artifacts: tuple[str, ...]) -> Table:
-    return Table(df, C.formatted(df), legend="Printed values only, as printed.", notes=tuple(notes(list(artifacts))))
+    return C.text_table(df, "Printed values only, as printed.", notes(list(artifacts)))
 
 
 REAL_SECTIONS = (
