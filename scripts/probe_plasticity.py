@@ -11,6 +11,10 @@ VG-Attribution twin (``vga_macro``, and ``vga_colour`` on its colour cases), whi
 ``--colour-share`` sets the share of colour swaps among the hard negatives (the rest are subject/object swaps);
 ``--colour-share 0`` is the relation-only probe (every hard negative a subject/object swap). At the last step it
 also scores the pipeline's VG-Relation twin (``vgr_macro``) and its wrong-image control (``vgr_wrong_image``).
+``--nouns bare`` trains on bare shape nouns ("a circle above a square" against "a square above a circle", VG-R's
+form; implies ``--colour-share 0``): the shape-only relation probe (P2 from ``scratch``, the plasticity half of P4
+from a pretrained ``--base``). With colour-named training captions (``--nouns colour``, the default) a model can
+key relations to colours, and ``rel_any`` measures transfer to bare nouns instead.
 
 Starting points (``--start``):
   scratch          random init;
@@ -181,12 +185,16 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--colour-share", type=float, default=0.5,
                    help="share of hard negatives that are colour swaps (the rest: subject/object swaps)")
+    p.add_argument("--nouns", choices=("colour", "bare"), default="colour",
+                   help="noun phrases of the training captions and negatives (bare: shape nouns only)")
     p.add_argument("--benchmarks", default=str(REPO / "data" / "benchmarks"),
                    help="the pipeline's benchmarks folder: VG-Attribution is scored at the last step ('' to skip)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", default=str(REPO / "calibration" / "plasticity.csv"))
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    if args.nouns == "bare":
+        args.colour_share = 0.0  # bare nouns have no colours to swap
     world = Path(args.world)
     tok = get_tokenizer("world", args.arch, 32)
     model, pre_samples = start_model(args.start, args.arch, Path(args.base), args.seed, world, tok)
@@ -204,7 +212,7 @@ def main() -> None:
         if step == args.steps and args.benchmarks:
             res.update(vga_scores(model, tok, Path(args.benchmarks), world, args.seed))
             res.update(vgr_scores(model, tok, Path(args.benchmarks), args.seed))
-        rows.append({"start": args.start, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
+        rows.append({"start": args.start, "nouns": args.nouns, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
                      "seed": args.seed, "step": step, "samples": step * args.batch_size, **res,
                      "train_hn_acc": round(float(np.mean(hn_window)), 4) if hn_window else float("nan"),
                      "seconds": round(time.time() - t0, 1), "git_commit": git_commit(REPO)})
@@ -222,8 +230,9 @@ def main() -> None:
         for _, a, r, b in batch:
             colour_neg = f"a {b.colour} {a.shape} {r} a {a.colour} {b.shape}"
             use_colour = a.colour != b.colour and rng.random() < args.colour_share
-            caps.append(caption(a, r, b))
-            negs.append(colour_neg if use_colour else caption(b, r, a))
+            bare = args.nouns == "bare"
+            caps.append(caption(a, r, b, not bare))
+            negs.append(colour_neg if use_colour else caption(b, r, a, not bare))
         out = clip_forward(model, to_tensor(images[[b[0] for b in batch]], 48), tok(caps + negs))
         logits = out["logit_scale"] * out["image_features"] @ out["text_features"].T  # [B, 2B]
         y = torch.arange(B)
@@ -243,6 +252,8 @@ def main() -> None:
         old = pd.read_csv(out_path)
         if "colour_share" not in old:
             old.insert(1, "colour_share", 0.5)  # rows before the option: one of (colour swap, NP swap) uniformly
+        if "nouns" not in old:
+            old.insert(1, "nouns", "colour")  # rows before the option: colour-named training captions
         df = pd.concat([old, df], ignore_index=True)
     with atomic_path(out_path) as tmp:
         df.to_csv(tmp, index=False)

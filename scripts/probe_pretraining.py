@@ -17,7 +17,9 @@ The world is today's: only the pretraining length changes. One row per length is
 the same length and seed are replaced); ``seconds`` and ``git_commit`` are the only fields that are not a function
 of the seed.
 
-``--epochs 0`` scores the base's random initialisation (the untrained reference).
+``--epochs 0`` scores the base's random initialisation (the untrained reference). ``--save DIR`` writes each trained
+model to ``DIR/e<epochs>/model.pt`` (the starting points of the plasticity half of P4, ``scripts/probe_plasticity.py
+--base DIR/e<epochs>``).
 
 Usage: python scripts/probe_pretraining.py --epochs 0 2 4 8 [--threads 2]
 """
@@ -40,7 +42,7 @@ from probe_perception import accuracy, fit_linear, merge_rows, sample_images  # 
 
 from vlcomp.config import chain_seed, load_params  # noqa: E402
 from vlcomp.models.encode import encode_images, encode_texts  # noqa: E402
-from vlcomp.models.factory import create_model  # noqa: E402
+from vlcomp.models.factory import create_model, save_checkpoint  # noqa: E402
 from vlcomp.profiles.toy.pretrain import base_model  # noqa: E402
 from vlcomp.seeding import derive_seed, np_rng  # noqa: E402
 from vlcomp.text.tokenizer import get_tokenizer  # noqa: E402
@@ -73,6 +75,7 @@ def main() -> None:
     p.add_argument("--base", default="b0", help="the chain whose seed and recipe are used")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default=str(REPO / "calibration" / "world_pretraining.csv"))
+    p.add_argument("--save", default="", help="write each model to SAVE/e<epochs>/model.pt")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     params = load_params(args.params)
@@ -91,6 +94,8 @@ def main() -> None:
             run_params = copy.deepcopy(params)
             run_params["pretrain"]["epochs"] = epochs
             model, history, _ = base_model(run_params, args.world, base=args.base, seed=seed)
+        if args.save:
+            save_checkpoint(model, Path(args.save) / f"e{epochs:g}" / "model.pt")
         model.eval()
         ftr = encode_images(model, xtr)
         mean, std = ftr.mean(0), ftr.std(0) + 1e-6

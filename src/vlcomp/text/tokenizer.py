@@ -1,7 +1,10 @@
 """Tokenizers, keyed by the names used in params.yaml (``clip.tokenizer``).
 
-- ``world``: a word-level tokenizer over the toy world's closed vocabulary (about 130 ids), shipped with the
+- ``world``: a word-level tokenizer over the toy world's closed vocabulary (about 110 ids), shipped with the
   package. It makes the tiny models about 15x smaller than open_clip's 49,408-row BPE table would.
+- ``world-v2``: the same with the words of the later world knobs appended (bars, the extended synonyms, "four",
+  "but": :func:`vlcomp.world.concepts.world_words` version 2). Version 1's words keep their ids; the end token
+  moves (it is the largest id), so a model trained with one does not read the other's tokens.
 - ``open_clip``: open_clip's own tokenizer for an architecture (the real profile).
 
 Both return ``LongTensor[N, context_length]``, open_clip's layout: start token, ids, end token (the largest
@@ -29,11 +32,11 @@ class WorldTokenizer:
 
     PAD, UNK, SOT = 0, 1, 2
 
-    def __init__(self, context_length: int = 32) -> None:
+    def __init__(self, context_length: int = 32, version: int = 1) -> None:
         if context_length < 3:
             raise ValueError(f"clip.context_length={context_length}: must be at least 3")
         self.context_length = context_length
-        self.words = world_words()
+        self.words = world_words(version)
         self.ids = {w: i + 3 for i, w in enumerate(self.words)}
         self.EOT = len(self.words) + 3
         self.vocab_size = self.EOT + 1
@@ -54,6 +57,11 @@ class WorldTokenizer:
 @TOKENIZERS.register("world")
 def _world(arch: str, context_length: int) -> WorldTokenizer:
     return WorldTokenizer(context_length)
+
+
+@TOKENIZERS.register("world-v2")
+def _world_v2(arch: str, context_length: int) -> WorldTokenizer:
+    return WorldTokenizer(context_length, version=2)
 
 
 @TOKENIZERS.register("open_clip")

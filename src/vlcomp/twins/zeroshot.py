@@ -137,7 +137,7 @@ def render_class_image(values: dict[str, str], wcfg: WorldConfig, rng: np.random
     s = wcfg.image_size
     shapes, colours = wcfg.vocabulary(web=True)
     size = values.get("size", list(SIZES)[rng.integers(len(SIZES))])
-    half = SIZES[size] * wcfg.scale
+    half = wcfg.half_extent(size)
     shape = values["shape"] if "shape" in values else shapes[rng.integers(len(shapes))]
     colour = values.get("colour", colours[rng.integers(len(colours))])
     state = values.get("state", "solid")

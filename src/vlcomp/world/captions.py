@@ -19,8 +19,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .concepts import RELATIONS, SYNONYMS
+from .concepts import ALL_RELATIONS, COUNT_WORDS, EXTENDED_SYNONYMS, NEGATION_WORDS, SHAPES, SYNONYMS
 from .scene import Obj, Scene
+
+SYNONYM_SETS: dict[str, dict[str, tuple[str, ...]]] = {"base": SYNONYMS, "extended": EXTENDED_SYNONYMS}
+"""``world.captions.synonyms`` -> the table captions draw synonyms from (base: the first world's two size pairs)."""
+
+NEGATION_MIX: tuple[float, float, float] = (59 / 114, 37 / 114, 18 / 114)
+"""Shares of "no", "not", "without" (:data:`concepts.NEGATION_WORDS` order) among negated captions: the counts of
+captions with each word in the COCO Karpathy test captions (59, 37 and 18 of 25,010; ``../shared/real_samples``)."""
 
 
 @dataclass(frozen=True)
@@ -48,10 +55,24 @@ class CaptionConfig:
     detailed_material_prob: float | None = None
     """COCO/Flickr captions only: ``material_prob`` for them (None: the shared value)."""
     captions_per_image: int = 5
+    synonyms: str = "base"
+    """Which synonym table captions draw from (:data:`SYNONYM_SETS`): ``base`` (size words only, the first world) or
+    ``extended`` (shapes, colours and relations too)."""
+    negation_prob: float = 0.0
+    """Probability that a caption (any style) ends in a true negated clause about a shape the scene does not show
+    ("... and no star", "... but not a heart", "... without a cross"), the word drawn by :data:`NEGATION_MIX`. So
+    the models meet no / not / without in training without any need to understand them (CoN-CLIP's premise). 0: no
+    random number is drawn (the first world)."""
+    count_prob: float = 0.0
+    """Probability that a caption (any style) starts by counting the scene's objects ("two shapes: ..."), so the
+    number words are trained. 0: no random number is drawn (the first world)."""
 
     def __post_init__(self) -> None:
+        if self.synonyms not in SYNONYM_SETS:
+            raise ValueError(f"world.captions.synonyms={self.synonyms!r}: expected one of {sorted(SYNONYM_SETS)}")
         for name in ("web_bind_prob", "web_relation_prob", "colour_prob", "size_prob", "material_prob",
-                     "state_prob", "synonym_prob", "and_prob", "extra_prob", "extra_and_prob", *DETAILED_OVERRIDES):
+                     "state_prob", "synonym_prob", "and_prob", "extra_prob", "extra_and_prob", "negation_prob",
+                     "count_prob", *DETAILED_OVERRIDES):
             v = getattr(self, name)
             if v is None and name in DETAILED_OVERRIDES:
                 continue
@@ -74,7 +95,8 @@ def detailed_config(cfg: CaptionConfig) -> CaptionConfig:
 
 
 def _word(rng: np.random.Generator, w: str, cfg: CaptionConfig) -> str:
-    syn = SYNONYMS.get(w)
+    """``w`` or, with ``synonym_prob``, one of its synonyms; draws a random number only when ``w`` has one."""
+    syn = SYNONYM_SETS[cfg.synonyms].get(w)
     if syn and rng.random() < cfg.synonym_prob:
         return syn[rng.integers(len(syn))]
     return w
@@ -86,12 +108,12 @@ def noun_phrase(rng: np.random.Generator, o: Obj, cfg: CaptionConfig, *, colour:
     if rng.random() < cfg.size_prob:
         words.append(_word(rng, o.size, cfg))
     if colour if colour is not None else rng.random() < cfg.colour_prob:
-        words.append(o.colour)
+        words.append(_word(rng, o.colour, cfg))
     if o.state == "hollow" and rng.random() < cfg.state_prob:
         words.append("hollow")
     elif o.material != "plain" and rng.random() < cfg.material_prob:
         words.append(o.material)
-    words.append(o.shape)
+    words.append(_word(rng, o.shape, cfg))
     return " ".join(words)
 
 
@@ -100,7 +122,7 @@ def _article(np_: str) -> str:
 
 
 def _pick_fact(rng: np.random.Generator, scene: Scene) -> tuple[Obj, str, Obj] | None:
-    facts = [r for r in scene.relations if not RELATIONS[r[1]].symmetric]
+    facts = [r for r in scene.relations if not ALL_RELATIONS[r[1]].symmetric]
     if not facts:
         facts = list(scene.relations)
     if not facts:
@@ -117,7 +139,7 @@ def web_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig) -> s
         if fact is not None:
             a, rel, b = fact
             na, nb = noun_phrase(rng, a, cfg), noun_phrase(rng, b, cfg)
-            return f"{_article(na)} {na} {rel} {_article(nb)} {nb}"
+            return f"{_article(na)} {na} {_word(rng, rel, cfg)} {_article(nb)} {nb}"
         nps = [noun_phrase(rng, o, cfg) for o in objs]
         return " and ".join(f"{_article(n)} {n}" for n in nps)
     # Unbound alt-text: shapes and attributes named, but not which attribute goes with which shape.
@@ -145,12 +167,12 @@ def pair_caption(rng: np.random.Generator, scene: Scene, i: int, j: int, cfg: Ca
     """A bound web caption stating how objects ``i`` and ``j`` relate (one non-symmetric relation between them,
     in a random direction), e.g. "a red circle to the left of a blue square" (the captions of a layout twin pair,
     :func:`vlcomp.world.generate.layout_twin`)."""
-    facts = [r for r in scene.relations if {r[0], r[2]} == {i, j} and not RELATIONS[r[1]].symmetric]
+    facts = [r for r in scene.relations if {r[0], r[2]} == {i, j} and not ALL_RELATIONS[r[1]].symmetric]
     if not facts:
         raise ValueError(f"{scene.image_id}: objects {i} and {j} have no non-symmetric relation")
     s, rel, o = facts[rng.integers(len(facts))]
     na, nb = noun_phrase(rng, scene.obj(s), cfg), noun_phrase(rng, scene.obj(o), cfg)
-    return f"{_article(na)} {na} {rel} {_article(nb)} {nb}"
+    return f"{_article(na)} {na} {_word(rng, rel, cfg)} {_article(nb)} {nb}"
 
 COCO_TEMPLATES = (
     "{a} {A} {rel} {b} {B}",
@@ -193,7 +215,7 @@ def detailed_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig,
     a, rel, b = fact
     na, nb = noun_phrase(rng, a, cfg), noun_phrase(rng, b, cfg)
     text = templates[rng.integers(len(templates))].format(
-        a=_article(na), Cap_a=_article(na).capitalize(), A=na, rel=rel, b=_article(nb), B=nb,
+        a=_article(na), Cap_a=_article(na).capitalize(), A=na, rel=_word(rng, rel, cfg), b=_article(nb), B=nb,
         bg=_article(scene.background) + " " + scene.background,
     )
     extra = [o for o in scene.objects if o.id not in (a.id, b.id)]
@@ -205,11 +227,32 @@ def detailed_caption(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig,
     return text
 
 
+def count_and_negate(rng: np.random.Generator, text: str, scene: Scene, cfg: CaptionConfig, style: str) -> str:
+    """``text`` with, at ``count_prob``, the scene's object count in front ("two shapes: ...") and, at
+    ``negation_prob``, a negated clause about a shape it does not show at the end. Both are true of the scene.
+    Draws random numbers only for the knobs that are on."""
+    end = "." if style == "flickr" else ""
+    if cfg.count_prob > 0 and rng.random() < cfg.count_prob:
+        n = len(scene.objects)
+        head = f"{COUNT_WORDS[n - 1]} {'shape' if n == 1 else 'shapes'}:"
+        text = f"{head.capitalize() if style == 'flickr' else head} {text}"
+    if cfg.negation_prob > 0 and rng.random() < cfg.negation_prob:
+        present = {o.shape for o in scene.objects}
+        absent = [s for s in SHAPES if s not in present]
+        shape = absent[rng.integers(len(absent))]
+        word = NEGATION_WORDS[rng.choice(len(NEGATION_WORDS), p=NEGATION_MIX)]
+        clause = {"no": f"and no {shape}", "not": f"but not {_article(shape)} {shape}",
+                  "without": f"without {_article(shape)} {shape}"}[word]
+        text = f"{text.rstrip(' .')} {clause}{end}"
+    return text
+
+
 def captions_for(rng: np.random.Generator, scene: Scene, cfg: CaptionConfig, style: str) -> list[str]:
     """The captions of one image in one style (1 for ``web``, ``captions_per_image`` otherwise)."""
     if style == "web":
-        return [web_caption(rng, scene, cfg)]
+        return [count_and_negate(rng, web_caption(rng, scene, cfg), scene, cfg, style)]
     if style not in ("coco", "flickr"):
         raise ValueError(f"unknown caption style {style!r}; known: web, coco, flickr")
     cfg = detailed_config(cfg)
-    return [detailed_caption(rng, scene, cfg, style) for _ in range(cfg.captions_per_image)]
+    return [count_and_negate(rng, detailed_caption(rng, scene, cfg, style), scene, cfg, style)
+            for _ in range(cfg.captions_per_image)]

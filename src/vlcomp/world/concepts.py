@@ -38,7 +38,16 @@ ALL_COLOURS: dict[str, tuple[int, int, int]] = {**COLOURS, **WEB_ONLY_COLOURS}
 """Every colour the renderer knows (the COCO-style splits draw from :data:`COLOURS` alone)."""
 
 SIZES: dict[str, int] = {"small": 6, "large": 10}
-"""Size word -> half-extent in pixels at 48 px resolution (scaled with the image size)."""
+"""Size word -> half-extent in pixels at 48 px resolution (scaled with the image size and ``world.object_scale``:
+:meth:`vlcomp.world.scene.WorldConfig.half_extent`)."""
+
+SUPPORT_SHAPES: tuple[str, ...] = ("bar",)
+"""Flat supports, placed only by the ``support`` layout (``world.layout_probs``' fifth weight): a small object rests
+*on* a bar ("sitting on") or hangs *from* it, never the reverse, so "a bar on a star" is implausible as text, as "a table on a cup"
+is in Visual Genome. Not a class of the zero-shot twins (they draw from :data:`SHAPES`)."""
+
+BAR_ASPECT = 0.3
+"""A bar's half-height over its half-width (its box is flat; the other shapes' boxes are square)."""
 
 MATERIALS: tuple[str, ...] = ("plain", "striped", "dotted")
 """Surface texture of a solid object."""
@@ -71,6 +80,19 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 """Words that mean the same thing (for hard positives in later papers); captions draw from them."""
 
+EXTENDED_SYNONYMS: dict[str, tuple[str, ...]] = {
+    **SYNONYMS,
+    "square": ("box",),
+    "diamond": ("rhombus",),
+    "purple": ("violet",),
+    "above": ("over",),
+    "below": ("under", "beneath"),
+    "next to": ("beside",),
+}
+"""``world.captions.synonyms: extended``: at least one synonym for every class of word where English has a plain one
+(shape, colour, size, relation), so Hard Positives' REPLACE positives are synonyms and not only converse relations.
+"under" and "beneath" are ARO Table 2's own geometric relations; here they are ways of saying "below"."""
+
 
 @dataclass(frozen=True)
 class Relation:
@@ -78,6 +100,11 @@ class Relation:
     group: str  # "spatial" or "verb" (ARO Table 2 grouping)
     symmetric: bool
     converse: str | None
+    kind: str = "geometric"
+    """``geometric``: any shape can be on either side, so the swapped caption is as plausible as text as the true
+    one (ARO Table 2's left/right/above/below/behind/in front of: NegCLIP gains nothing there); ``role``: only some
+    shapes can take the subject's role (only hollow containers surround, only arrows point, only bars support), so
+    the swapped caption is implausible as text (Table 2's on/wearing/holding/riding: where NegCLIP's gain is)."""
 
 
 RELATIONS: dict[str, Relation] = {
@@ -89,15 +116,33 @@ RELATIONS: dict[str, Relation] = {
         Relation("below", "spatial", False, "above"),
         Relation("in front of", "spatial", False, "behind"),
         Relation("behind", "spatial", False, "in front of"),
-        Relation("inside", "spatial", False, "surrounding"),
-        Relation("surrounding", "verb", False, "inside"),
-        Relation("pointing at", "verb", False, None),
+        Relation("inside", "spatial", False, "surrounding", "role"),
+        Relation("surrounding", "verb", False, "inside", "role"),
+        Relation("pointing at", "verb", False, None, "role"),
         Relation("covering", "verb", False, "covered by"),
         Relation("covered by", "verb", False, "covering"),
         Relation("next to", "spatial", True, "next to"),
         Relation("near", "spatial", True, "near"),
     )
 }
+"""The first world's relations: those of every layout but ``support``. Code that enumerates a world's relations
+(foils, word lists) takes them from :meth:`vlcomp.world.scene.WorldConfig.relations`; code that looks a phrase up
+uses :data:`ALL_RELATIONS`."""
+
+SUPPORT_RELATION_TABLE: dict[str, Relation] = {
+    r.phrase: r
+    for r in (
+        Relation("sitting on", "spatial", False, None, "role"),
+        Relation("hanging from", "verb", False, None, "role"),
+    )
+}
+"""Relations only the support layout creates (a small object and a bar); not in the first world's vocabulary
+(:func:`world_words` version 2)."""
+
+SUPPORT_RELATIONS: tuple[str, ...] = tuple(SUPPORT_RELATION_TABLE)
+
+ALL_RELATIONS: dict[str, Relation] = {**RELATIONS, **SUPPORT_RELATION_TABLE}
+"""Every relation any world can show, for looking a phrase up."""
 
 SYMMETRIC_RELATIONS: tuple[str, ...] = tuple(p for p, r in RELATIONS.items() if r.symmetric)
 
@@ -112,8 +157,21 @@ CAPTION_WORDS: tuple[str, ...] = (
 """Function and template words used by the caption styles (the tokenizer vocabulary adds the concepts)."""
 
 
-def world_words() -> list[str]:
-    """Every word a toy caption can contain, in a fixed order (the tokenizer's vocabulary)."""
+COUNT_WORDS: tuple[str, ...] = ("one", "two", "three", "four")
+"""Number words a caption can use to count the objects of a scene (``world.captions.count_prob``)."""
+
+NEGATION_WORDS: tuple[str, ...] = ("no", "not", "without")
+"""Negation words a caption can use (``world.captions.negation_prob``; CoN-CLIP's three)."""
+
+
+def world_words(version: int = 1) -> list[str]:
+    """Every word a toy caption can contain, in a fixed order (the tokenizer's vocabulary).
+
+    ``version`` 1 is the first world's vocabulary, whose ids every model trained on it depends on; version 2 appends
+    the words of the knobs added later (bars and their relations, the extended synonyms, "four"), so the ids of
+    version 1's words are the same in both."""
+    if version not in (1, 2):
+        raise ValueError(f"world vocabulary version {version!r}: expected 1 or 2")
     words: list[str] = []
     groups = [
         SHAPES,
@@ -132,6 +190,16 @@ def world_words() -> list[str]:
         tuple(s + "s" for s in WEB_ONLY_SHAPES),
         tuple(WEB_ONLY_COLOURS),
     ]
+    if version == 2:
+        groups += [
+            SUPPORT_SHAPES,
+            tuple(s + "s" for s in SUPPORT_SHAPES),
+            tuple(w for r in SUPPORT_RELATIONS for w in r.split()),
+            tuple(w for ws in EXTENDED_SYNONYMS.values() for w in ws),
+            COUNT_WORDS,
+            NEGATION_WORDS,
+            ("but",),
+        ]
     for group in groups:
         for w in group:
             if w not in words:

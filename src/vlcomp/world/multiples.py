@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .concepts import BACKGROUNDS, COLOURS, MATERIALS, SHAPES, SIZES
+from .concepts import BACKGROUNDS, COLOURS, MATERIALS, SHAPES
 from .scene import Obj, Scene, WorldConfig, compute_relations
 
 #: At most this many objects in one scene (five small objects fit easily in 48 px; more would crowd it).
@@ -65,7 +65,7 @@ def _place(rng: np.random.Generator, looks: Sequence[tuple[str, str]], cfg: Worl
     objs: list[Obj] = []
     for i, (shape, colour) in enumerate(looks):
         app = _appearance(rng, shape, cfg)
-        half = SIZES[app["size"]] * cfg.scale
+        half = cfg.half_extent(app["size"])
         heading = float(rng.uniform(0, 360)) if shape == "arrow" else 0.0
         for _ in range(_POSITION_TRIES):
             x, y = rng.uniform(half + 1, s - half - 1), rng.uniform(half + 1, s - half - 1)

@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .concepts import ALL_COLOURS, BACKGROUNDS
+from .concepts import ALL_COLOURS, BACKGROUNDS, BAR_ASPECT
 from .scene import Obj, Scene
 
 SUPERSAMPLE = 2  # draw at 2x and downsample with a box filter, so small shapes keep their outline
@@ -49,6 +49,8 @@ def _unit_polygon(shape: str) -> list[tuple[float, float]]:
         inner = [(0.45 + 0.75 * math.cos(a), 0.95 * math.sin(a)) for a in (3 * math.pi / 2 - math.pi * k / 16
                                                                              for k in range(17))]
         return outer + inner
+    if shape == "bar":  # flat: its box is [-1, 1] x [-BAR_ASPECT, BAR_ASPECT] (Obj.half_height)
+        return [(-1.0, -BAR_ASPECT), (1.0, -BAR_ASPECT), (1.0, BAR_ASPECT), (-1.0, BAR_ASPECT)]
     if shape == "circle":
         return [(math.cos(2 * math.pi * k / 32), math.sin(2 * math.pi * k / 32)) for k in range(32)]
     raise ValueError(f"unknown shape {shape!r}")

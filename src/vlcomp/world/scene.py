@@ -1,6 +1,6 @@
 """Scene graphs of the toy world: objects with attributes and boxes, relations from geometry.
 
-A scene is sampled from a layout (separated, overlap, contain, point), then every relation between every
+A scene is sampled from a layout (separated, overlap, contain, point, support), then every relation between every
 ordered pair of objects is computed from the final geometry, so the scene graph is exact ground truth.
 Coordinates are pixels at the configured image size; y grows downwards.
 """
@@ -14,19 +14,28 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .concepts import (
+    ALL_RELATIONS,
     BACKGROUNDS,
+    BAR_ASPECT,
     COLOURS,
     ELEVATION,
     MATERIALS,
+    RELATIONS,
     SHAPES,
     SIZES,
+    SUPPORT_SHAPES,
     TYPICAL_COLOUR,
     WEB_ONLY_COLOURS,
     WEB_ONLY_SHAPES,
+    Relation,
 )
 
 CONTAINER_SHAPES = ("circle", "square", "diamond")
-LAYOUTS = ("separated", "overlap", "contain", "point")
+LAYOUTS = ("separated", "overlap", "contain", "point", "support")
+BAR_WIDTH = 1.2
+"""A bar's half-width over the half-extent of its size word (a bar is wider than the objects it supports)."""
+TOUCH_PX = 0.5
+"""Two box edges closer than this (pixels, after the coordinates are rounded) touch: a resting or hanging contact."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +45,7 @@ class WorldConfig:
     image_size: int = 48
     min_objects: int = 2
     max_objects: int = 3
-    layout_probs: tuple[float, float, float, float] = (0.55, 0.2, 0.1, 0.15)  # LAYOUTS order
+    layout_probs: tuple[float, ...] = (0.55, 0.2, 0.1, 0.15, 0.0)  # LAYOUTS order; support 0: the first world
     hollow_prob: float = 0.15
     pointing_tolerance_deg: float = 20.0
     near_gap_px: float = 4.0
@@ -48,6 +57,10 @@ class WorldConfig:
     # default): every split draws from SHAPES and COLOURS, and the world is the one generated without these knobs.
     web_only_shapes: tuple[str, ...] = ()
     web_only_colours: tuple[str, ...] = ()
+    object_scale: float = 1.0
+    """Every object's half-extent is ``SIZES[size] * scale * object_scale`` (:meth:`half_extent`): 1 is the first
+    world; larger objects are easier to see (``calibration/world_perception.csv``, probe P1) and let a contained
+    object pass the VG twins' box filter."""
 
     def __post_init__(self) -> None:
         for name, known in (("web_only_shapes", WEB_ONLY_SHAPES), ("web_only_colours", tuple(WEB_ONLY_COLOURS))):
@@ -65,6 +78,9 @@ class WorldConfig:
             )
         if len(self.layout_probs) != len(LAYOUTS) or min(self.layout_probs) < 0 or sum(self.layout_probs) <= 0:
             raise ValueError(f"world.layout_probs={self.layout_probs}: need {len(LAYOUTS)} non-negative weights")
+        if isinstance(self.object_scale, bool) or not isinstance(self.object_scale, int | float) or not (
+                0.5 <= self.object_scale <= 2.5):
+            raise ValueError(f"world.object_scale={self.object_scale!r}: must be a number in [0.5, 2.5]")
         for name in ("hollow_prob", "colour_prior", "layout_prior"):
             v = getattr(self, name)
             if not 0 <= v <= 1:
@@ -73,6 +89,19 @@ class WorldConfig:
     @property
     def scale(self) -> float:
         return self.image_size / 48.0
+
+    def half_extent(self, size: str) -> float:
+        """Half-extent in pixels of an object of size word ``size`` (a bar's half-width is :data:`BAR_WIDTH`
+        times this)."""
+        return SIZES[size] * self.scale * self.object_scale
+
+    @property
+    def relations(self) -> dict[str, Relation]:
+        """The relations this world's scenes can show: the first world's (:data:`concepts.RELATIONS`), and the
+        support layout's when its weight is positive (in the table's order, so enumerations are stable)."""
+        if self.layout_probs[LAYOUTS.index("support")] > 0:
+            return dict(ALL_RELATIONS)
+        return dict(RELATIONS)
 
     def vocabulary(self, web: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """``(shapes, colours)`` a split draws from: the web split adds the web-only concepts to the COCO ones."""
@@ -96,8 +125,14 @@ class Obj:
     z: int = 0  # draw order; larger is drawn later (in front)
 
     @property
+    def half_height(self) -> float:
+        """Half the box's height: ``half``, or a flat bar's (:data:`concepts.BAR_ASPECT`)."""
+        return self.half * BAR_ASPECT if self.shape in SUPPORT_SHAPES else self.half
+
+    @property
     def box(self) -> tuple[float, float, float, float]:
-        return (self.x - self.half, self.y - self.half, self.x + self.half, self.y + self.half)
+        hh = self.half_height
+        return (self.x - self.half, self.y - hh, self.x + self.half, self.y + hh)
 
     def attributes(self) -> dict[str, str]:
         return {"colour": self.colour, "size": self.size, "material": self.material, "state": self.state}
@@ -127,8 +162,6 @@ class Scene:
             scene = Scene(str(rec["image_id"]), str(rec["background"]), objs, rels)
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"{where}: malformed scene ({type(e).__name__}: {e})") from None
-        from .concepts import RELATIONS
-
         for o in objs:
             for name in ("x", "y", "half", "heading"):
                 if not isinstance(getattr(o, name), int | float) or isinstance(getattr(o, name), bool):
@@ -137,7 +170,7 @@ class Scene:
         if ids != set(range(len(objs))):
             raise ValueError(f"{where}: object ids must be 0..{len(objs) - 1}, got {sorted(ids)}")
         for s_, p, o_ in rels:
-            if p not in RELATIONS:
+            if p not in ALL_RELATIONS:
                 raise ValueError(f"{where}: unknown relation {p!r}")
             if s_ not in ids or o_ not in ids:
                 raise ValueError(f"{where}: relation ({s_}, {p!r}, {o_}) names a missing object")
@@ -169,6 +202,22 @@ def _contains(outer: Obj, inner: Obj) -> bool:
     return outer.state == "hollow" and ox0 < ix0 and oy0 < iy0 and ix1 < ox1 and iy1 < oy1
 
 
+def _support(a: Obj, b: Obj) -> str | None:
+    """"sitting on" when ``a`` rests on bar ``b``'s top edge, "hanging from" when it hangs from its bottom edge (its centre
+    above the bar's span), else None. Only a bar supports; a bar supports nothing else's bar."""
+    if b.shape not in SUPPORT_SHAPES or a.shape in SUPPORT_SHAPES:
+        return None
+    ax0, ay0, ax1, ay1 = a.box
+    bx0, by0, bx1, by1 = b.box
+    if not bx0 <= a.x <= bx1:
+        return None
+    if abs(ay1 - by0) <= TOUCH_PX:
+        return "sitting on"
+    if abs(ay0 - by1) <= TOUCH_PX:
+        return "hanging from"
+    return None
+
+
 def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str, int]]:
     """All relations between ordered pairs of objects, from geometry alone."""
     rels: list[tuple[int, str, int]] = []
@@ -176,7 +225,10 @@ def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str,
         for b in objs:
             if a.id == b.id:
                 continue
-            if _contains(a, b):
+            support = _support(a, b)
+            if support is not None:  # the contact replaces the geometric relation, as "covering" does
+                rels.append((a.id, support, b.id))
+            elif _contains(a, b):
                 rels.append((a.id, "surrounding", b.id))
             elif _contains(b, a):
                 rels.append((a.id, "inside", b.id))
@@ -210,7 +262,7 @@ def _prior_colours(rng: np.random.Generator, shapes: list[str], p: float,
     names = list(names)
     used: list[str] = []
     for shape in shapes:
-        typical = TYPICAL_COLOUR[shape]
+        typical = TYPICAL_COLOUR.get(shape)  # a bar has no typical colour
         if typical in names and typical not in used and rng.random() < p:
             used.append(typical)
         else:
@@ -292,14 +344,14 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str, *, w
             attrs[1].update(size="small", state="solid")
             if attrs[1]["shape"] == "arrow":  # an arrow has no room to point from inside a container
                 continue
-            h0 = SIZES["large"] * cfg.scale * 1.15
+            h0 = cfg.half_extent("large") * 1.15
             x, y = rng.uniform(h0 + 1, s - h0 - 1), rng.uniform(h0 + 1, s - h0 - 1)
             objs.append(Obj(0, **attrs[0], x=x, y=y, half=h0, z=0))
-            h1 = SIZES["small"] * cfg.scale * 0.75
+            h1 = cfg.half_extent("small") * 0.75
             objs.append(Obj(1, **attrs[1], x=x + rng.uniform(-1, 1), y=y + rng.uniform(-1, 1), half=h1, z=1))
             start = 2
         elif layout == "overlap":
-            h0, h1 = (SIZES[attrs[i]["size"]] * cfg.scale for i in (0, 1))
+            h0, h1 = (cfg.half_extent(attrs[i]["size"]) for i in (0, 1))
             x0, y0 = rng.uniform(h0 + 1, s - h0 - 1), rng.uniform(h0 + 1, s - h0 - 1)
             ang = rng.uniform(0, 2 * math.pi)
             dist = rng.uniform(0.45, 0.85) * (h0 + h1)
@@ -317,7 +369,7 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str, *, w
             if "arrow" in (a["shape"] for a in attrs[1:]):
                 continue
             attrs[0].update(shape="arrow", state="solid")
-            h0, h1 = (SIZES[attrs[i]["size"]] * cfg.scale for i in (0, 1))
+            h0, h1 = (cfg.half_extent(attrs[i]["size"]) for i in (0, 1))
             p0 = _free_position(rng, h0, [], cfg, 0)
             assert p0 is not None
             o0 = Obj(0, **attrs[0], x=p0[0], y=p0[1], half=h0, z=0)
@@ -327,9 +379,29 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str, *, w
             o0.heading = math.degrees(math.atan2(-(p1[1] - p0[1]), p1[0] - p0[0])) + rng.uniform(-8, 8)
             objs += [o0, Obj(1, **attrs[1], x=p1[0], y=p1[1], half=h1, z=1)]
             start = 2
+        elif layout == "support":
+            if attrs[1]["shape"] == "arrow":  # an arrow is drawn at any heading, which would break its contact
+                continue
+            attrs[0].update(shape=SUPPORT_SHAPES[0], state="solid")
+            attrs[1].update(size="small", state="solid" if attrs[1]["state"] == "hollow" else attrs[1]["state"])
+            if attrs[1]["material"] == "plain" and attrs[1]["state"] == "solid" and rng.random() < 0.5:
+                attrs[1]["material"] = str(MATERIALS[rng.integers(len(MATERIALS))])
+            h0 = cfg.half_extent(attrs[0]["size"]) * BAR_WIDTH
+            v0, h1 = h0 * BAR_ASPECT, cfg.half_extent("small")
+            hang = bool(rng.random() < 0.5)
+            x0 = rng.uniform(h0 + 1, s - h0 - 1)
+            lo, hi = (v0 + 1, s - v0 - 2 * h1 - 1) if hang else (v0 + 2 * h1 + 1, s - v0 - 1)
+            if hi <= lo:
+                continue
+            y0 = rng.uniform(lo, hi)
+            x1 = x0 + rng.uniform(-1, 1) * max(h0 - h1, 0.0)
+            y1 = y0 + (v0 + h1 if hang else -(v0 + h1))
+            objs.append(Obj(0, **attrs[0], x=x0, y=y0, half=h0, z=0))
+            objs.append(Obj(1, **attrs[1], x=x1, y=y1, half=h1, z=1))
+            start = 2
         ok = True
         for i in range(start, n):
-            h = SIZES[attrs[i]["size"]] * cfg.scale
+            h = cfg.half_extent(attrs[i]["size"])
             if attrs[i]["shape"] == "arrow":
                 attrs[i]["state"] = "solid"
             pos = _free_position(rng, h, objs, cfg, 2 * cfg.scale)
