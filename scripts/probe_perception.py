@@ -48,6 +48,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from vlcomp.io import atomic_path  # noqa: E402
+from vlcomp.models.batchnorm import reestimate_batchnorm  # noqa: E402
 from vlcomp.models.factory import load_checkpoint, register_toy_configs, to_tensor  # noqa: E402
 from vlcomp.seeding import derive_seed, np_rng  # noqa: E402
 from vlcomp.tracking import git_commit  # noqa: E402
@@ -103,24 +104,6 @@ def features(tower: torch.nn.Module, images: np.ndarray, image_size: int, batch:
     return torch.cat([tower(to_tensor(images[i:i + batch], image_size)) for i in range(0, len(images), batch)])
 
 
-@torch.no_grad()
-def reestimate_bn(tower: torch.nn.Module, images: np.ndarray, image_size: int) -> None:
-    """Replace every BatchNorm's running statistics by their average over ``images`` (cumulative moving average)."""
-    bns = [m for m in tower.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    if not bns:
-        return
-    saved = [(m.momentum, m.training) for m in bns]
-    for m in bns:
-        m.reset_running_stats()
-        m.momentum = None
-        m.train()
-    for i in range(0, len(images), 256):
-        tower(to_tensor(images[i:i + 256], image_size))
-    for m, (mom, _) in zip(bns, saved, strict=True):
-        m.momentum = mom
-        m.eval()
-
-
 def accuracy(logits: torch.Tensor, y: np.ndarray) -> float:
     return round(float((logits.argmax(1).numpy() == y).mean()), 4)
 
@@ -153,7 +136,7 @@ def run_scratch(args, evalsets, record) -> None:
             state = {k: v.clone() for k, v in tower.state_dict().items()}
             bn_images, _, _ = sample_images(np_rng(args.seed, "perception", "bn", step), BN_REESTIMATE_IMAGES,
                                             args.image_size, args.object_scale)
-            reestimate_bn(tower, bn_images, args.image_size)
+            reestimate_batchnorm(tower, bn_images, args.image_size)
             for name, (xe, ye) in evalsets.items():
                 row[f"acc_{name}_bn_reest"] = accuracy(head(features(tower, xe, args.image_size)), ye)
             tower.load_state_dict(state)

@@ -23,7 +23,8 @@ Starting points (``--start``):
   base-fresh-image the base with its image tower re-initialised (text tower kept);
   base-fresh-text  the base with its text tower re-initialised (image tower kept).
 
-Each run appends one row per evaluation point to ``--out`` (CSV). One torch thread per run by default, so two
+Each run appends one row per evaluation point to ``--out`` (CSV); ``world`` is the name of the ``--world`` folder
+(``world``: the pipeline's ``data/world``; others from ``scripts/make_world.py``). One torch thread per run by default, so two
 runs can share the 2-core machine. Steps are counted (not seconds), so a row is reproducible from its seed.
 
 Usage: python scripts/probe_plasticity.py --start base --steps 600 [--world data/world] [--base models/base/b0]
@@ -212,7 +213,7 @@ def main() -> None:
         if step == args.steps and args.benchmarks:
             res.update(vga_scores(model, tok, Path(args.benchmarks), world, args.seed))
             res.update(vgr_scores(model, tok, Path(args.benchmarks), args.seed))
-        rows.append({"start": args.start, "nouns": args.nouns, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
+        rows.append({"start": args.start, "world": world.name, "nouns": args.nouns, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
                      "seed": args.seed, "step": step, "samples": step * args.batch_size, **res,
                      "train_hn_acc": round(float(np.mean(hn_window)), 4) if hn_window else float("nan"),
                      "seconds": round(time.time() - t0, 1), "git_commit": git_commit(REPO)})
@@ -252,6 +253,8 @@ def main() -> None:
         old = pd.read_csv(out_path)
         if "colour_share" not in old:
             old.insert(1, "colour_share", 0.5)  # rows before the option: one of (colour swap, NP swap) uniformly
+        if "world" not in old:
+            old.insert(1, "world", "world")  # rows before the option: the pipeline's data/world
         if "nouns" not in old:
             old.insert(1, "nouns", "colour")  # rows before the option: colour-named training captions
         df = pd.concat([old, df], ignore_index=True)

@@ -38,7 +38,9 @@ def test_bn_reestimation_equals_the_mean_and_variance_of_its_inputs():
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4))
     net.eval()
     images = np.random.default_rng(1).integers(0, 256, size=(300, 16, 16, 3), dtype=np.uint8)
-    probe.reestimate_bn(net, images, 16)
+    from vlcomp.models.batchnorm import reestimate_batchnorm
+
+    assert reestimate_batchnorm(net, images, 16) == 1
     bn = net[1]
     with torch.no_grad():  # naive: the conv's output over all 300 images at once
         out = net[0](probe.to_tensor(images, 16))

@@ -165,3 +165,31 @@ def test_image_shuffle_views_read_each_image_once_and_keep_the_same_bits(tmp_pat
     for name in ("s0", "s1"):
         assert np.array_equal(shared[name].to_numpy(), alone[name].to_numpy())
     assert not np.array_equal(shared["s0"].to_numpy(), shared["s1"].to_numpy())  # the two seeds do differ
+
+
+def test_vg_relation_kind_split_by_hand() -> None:
+    """Geometric: "above" 2 cases (1/2, wrong 2/2), "under" 1 case (1/1, wrong 0/1); role: "sitting on" (toy kind) 2
+    cases (2/2, wrong 0/2), "wearing" (not geometric in ARO Table 2) 1 case (0/1, wrong 1/1); "beneath" excluded."""
+    df = pd.DataFrame({
+        "relation": ["above", "above", "under", "sitting on", "sitting on", "wearing", "beneath"],
+        "correct": [True, False, True, True, True, False, True],
+        "wrong_correct": [True, True, False, False, False, True, True],
+        "tie": [False] * 7, "text_cosine": [0.5] * 7, "excluded": [False] * 6 + [True]})
+    out = aggregate_vg_relation({"vg_relation": df})
+    p = "aro/vg_relation"
+    assert out[f"{p}/geometric_macro_acc"] == pytest.approx((1 / 2 + 1) / 2)
+    assert out[f"{p}/geometric_wrong_image_macro_acc"] == pytest.approx((1 + 0) / 2)
+    assert out[f"{p}/role_macro_acc"] == pytest.approx((1 + 0) / 2)
+    assert out[f"{p}/role_wrong_image_macro_acc"] == pytest.approx((0 + 1) / 2)
+    assert out[f"{p}/geometric_n_cases"] == 3 and out[f"{p}/role_n_cases"] == 3
+    # the two halves' relations partition the macro's
+    assert out[f"{p}/macro_acc"] == pytest.approx((1 / 2 + 1 + 1 + 0) / 4)
+
+
+def test_relation_kind_rules() -> None:
+    from vlcomp.metrics.aro import VG_GEOMETRIC_RELATIONS, relation_kind
+
+    assert len(VG_GEOMETRIC_RELATIONS) == 8
+    assert relation_kind("beneath") == relation_kind("to the left of") == "geometric"
+    assert relation_kind("covering") == "geometric"  # the toy's own kind (any two shapes can overlap)
+    assert relation_kind("pointing at") == relation_kind("hanging from") == relation_kind("holding") == "role"

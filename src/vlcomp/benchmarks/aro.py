@@ -7,7 +7,9 @@ Per-item tables (one row per case, scores included) and the aggregates derived f
   (a tie is wrong, :data:`vlcomp.metrics.aro.VG_TIE_RULE`). Rows whose relation is in the exclusion list
   (the ARO notebook's 157 ``symmetric`` names, a file given as data) carry ``excluded=True`` and leave the
   macro. Keys ``aro/vg_relation/{macro_acc, micro_acc, spatial_macro_acc, verbs_macro_acc, n_relations,
-  n_cases, n_excluded_cases, tie_rate}`` and ``aro/vg_relation/rel/<relation>/acc``.
+  n_cases, n_excluded_cases, tie_rate}`` and ``aro/vg_relation/rel/<relation>/acc``; split by relation kind
+  (:func:`vlcomp.metrics.aro.relation_kind`: ARO Table 2's geometric relations vs the role-asymmetric rest),
+  ``aro/vg_relation/{geometric,role}_{macro_acc,wrong_image_macro_acc,n_cases}``.
 - ``vg_attribution``: same rule; the macro over ordered attribute pairs with >= 25 cases
   (``aro_vga_min_count`` overrides it: the smoke twin is too small for 25). Keys
   ``aro/vg_attribution/{macro_acc, micro_acc, n_pairs, n_cases, tie_rate}``.
@@ -68,6 +70,7 @@ from ..metrics.aro import (
     group_macro,
     macro_accuracy,
     pick_correct,
+    relation_kind,
 )
 from ..metrics.stats import mean_std
 from ..seeding import np_rng
@@ -188,7 +191,30 @@ def aggregate_vg_relation(tables: Mapping[str, pd.DataFrame]) -> dict[str, float
     out |= {f"{p}/{g}_macro_acc": v for g, v in group_macro(per, group_of).items()}
     out |= {f"{p}/rel/{key_part(r.group)}/acc": r.accuracy for r in per.itertuples()}
     out |= _controls(df, relations, min_count=VG_RELATION_MIN_COUNT, exclude=dropped, keep=~excluded, prefix=p)
+    out |= _kind_split(df, correct, relations, excluded, dropped, p)
     return checked(out)
+
+
+def _kind_split(df: pd.DataFrame, correct: np.ndarray, relations: list[str], excluded: np.ndarray,
+                dropped: set[str], prefix: str) -> dict[str, float]:
+    """VG-R split by relation kind (:func:`relation_kind`): ``{geometric,role}_macro_acc``, their wrong-image
+    controls and ``{kind}_n_cases`` — the two halves of ARO Table 2 (no NegCLIP gain expected on geometric
+    relations, a gain on role-asymmetric ones)."""
+    kinds = np.array([relation_kind(r) for r in relations])
+    wrong = as_bool(df["wrong_correct"]) if "wrong_correct" in df.columns else None
+    out: dict[str, float] = {}
+    for kind in ("geometric", "role"):
+        mask = (kinds == kind) & ~excluded
+        if not mask.any():
+            continue
+        rel = [r for r, m in zip(relations, mask, strict=True) if m]
+        out[f"{prefix}/{kind}_macro_acc"] = macro_accuracy(correct[mask], rel, min_count=VG_RELATION_MIN_COUNT,
+                                                           exclude=dropped)[0]
+        out[f"{prefix}/{kind}_n_cases"] = int(mask.sum())
+        if wrong is not None:
+            out[f"{prefix}/{kind}_wrong_image_macro_acc"] = macro_accuracy(
+                wrong[mask], rel, min_count=VG_RELATION_MIN_COUNT, exclude=dropped)[0]
+    return out
 
 
 def _controls(df: pd.DataFrame, groups: list[str], *, min_count: int, exclude: set[str], keep: np.ndarray,
