@@ -58,6 +58,18 @@ def test_object_scale_enlarges_sampled_objects() -> None:
     assert halves == {7.2, 12.0}
 
 
+def test_contain_inner_scale_sets_the_contained_object() -> None:
+    rng = np.random.default_rng(1)
+    for inner, want in ((0.75, 4.5), (1.0, 6.0)):
+        cfg = WorldConfig(layout_probs=(0.0, 0.0, 1.0, 0.0, 0.0), contain_inner_scale=inner)
+        for i in range(30):
+            sc = sample_scene(rng, cfg, str(i))
+            assert sc.objects[1].half == want
+            assert (0, "surrounding", 1) in sc.relations and (1, "inside", 0) in sc.relations
+    with pytest.raises(ValueError, match=r"world\.contain_inner_scale="):
+        WorldConfig(contain_inner_scale=1.2)
+
+
 def test_layout_probs_need_one_weight_per_layout() -> None:
     assert len(LAYOUTS) == 5 and LAYOUTS[-1] == "support"
     with pytest.raises(ValueError, match=r"world\.layout_probs"):

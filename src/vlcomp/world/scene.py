@@ -57,6 +57,9 @@ class WorldConfig:
     # default): every split draws from SHAPES and COLOURS, and the world is the one generated without these knobs.
     web_only_shapes: tuple[str, ...] = ()
     web_only_colours: tuple[str, ...] = ()
+    contain_inner_scale: float = 0.75
+    """A contained object's half-extent over a small object's (the first world: 0.75, a 9 px object, below the VG
+    twins' 12 px box filter, so "inside"/"surrounding" never entered VG-Relation; 1.0 lets it in)."""
     object_scale: float = 1.0
     """Every object's half-extent is ``SIZES[size] * scale * object_scale`` (:meth:`half_extent`): 1 is the first
     world; larger objects are easier to see (``calibration/world_perception.csv``, probe P1) and let a contained
@@ -78,6 +81,9 @@ class WorldConfig:
             )
         if len(self.layout_probs) != len(LAYOUTS) or min(self.layout_probs) < 0 or sum(self.layout_probs) <= 0:
             raise ValueError(f"world.layout_probs={self.layout_probs}: need {len(LAYOUTS)} non-negative weights")
+        if isinstance(self.contain_inner_scale, bool) or not isinstance(self.contain_inner_scale, int | float) or not (
+                0.5 <= self.contain_inner_scale <= 1.0):
+            raise ValueError(f"world.contain_inner_scale={self.contain_inner_scale!r}: must be a number in [0.5, 1]")
         if isinstance(self.object_scale, bool) or not isinstance(self.object_scale, int | float) or not (
                 0.5 <= self.object_scale <= 2.5):
             raise ValueError(f"world.object_scale={self.object_scale!r}: must be a number in [0.5, 2.5]")
@@ -347,7 +353,7 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str, *, w
             h0 = cfg.half_extent("large") * 1.15
             x, y = rng.uniform(h0 + 1, s - h0 - 1), rng.uniform(h0 + 1, s - h0 - 1)
             objs.append(Obj(0, **attrs[0], x=x, y=y, half=h0, z=0))
-            h1 = cfg.half_extent("small") * 0.75
+            h1 = cfg.half_extent("small") * cfg.contain_inner_scale
             objs.append(Obj(1, **attrs[1], x=x + rng.uniform(-1, 1), y=y + rng.uniform(-1, 1), half=h1, z=1))
             start = 2
         elif layout == "overlap":
