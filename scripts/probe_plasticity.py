@@ -23,7 +23,8 @@ Starting points (``--start``):
   base-fresh-image the base with its image tower re-initialised (text tower kept);
   base-fresh-text  the base with its text tower re-initialised (image tower kept).
 
-Each run appends one row per evaluation point to ``--out`` (CSV); ``world`` is the name of the ``--world`` folder
+Each run appends one row per evaluation point to ``--out`` (CSV); ``base_model`` the name of the ``--base`` folder for the ``base*`` starts (``b0``: the pipeline's;
+``e16``/``e32``: ``scripts/probe_pretraining.py --save``); ``world`` is the name of the ``--world`` folder
 (``world``: the pipeline's ``data/world``; others from ``scripts/make_world.py``). One torch thread per run by default, so two
 runs can share the 2-core machine. Steps are counted (not seconds), so a row is reproducible from its seed.
 
@@ -213,7 +214,8 @@ def main() -> None:
         if step == args.steps and args.benchmarks:
             res.update(vga_scores(model, tok, Path(args.benchmarks), world, args.seed))
             res.update(vgr_scores(model, tok, Path(args.benchmarks), args.seed))
-        rows.append({"start": args.start, "world": world.name, "nouns": args.nouns, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
+        rows.append({"start": args.start, "base_model": Path(args.base).name if args.start.startswith("base") else "",
+                     "world": world.name, "nouns": args.nouns, "colour_share": args.colour_share, "pretrain_samples": pre_samples, "arch": args.arch, "lr": args.lr,
                      "seed": args.seed, "step": step, "samples": step * args.batch_size, **res,
                      "train_hn_acc": round(float(np.mean(hn_window)), 4) if hn_window else float("nan"),
                      "seconds": round(time.time() - t0, 1), "git_commit": git_commit(REPO)})
@@ -253,6 +255,8 @@ def main() -> None:
         old = pd.read_csv(out_path)
         if "colour_share" not in old:
             old.insert(1, "colour_share", 0.5)  # rows before the option: one of (colour swap, NP swap) uniformly
+        if "base_model" not in old:  # rows before the column: bases were the pipeline's models/base/b0
+            old.insert(1, "base_model", old["start"].map(lambda s: "b0" if str(s).startswith("base") else ""))
         if "world" not in old:
             old.insert(1, "world", "world")  # rows before the option: the pipeline's data/world
         if "nouns" not in old:

@@ -85,6 +85,7 @@ def ledger_block(root: Path, paper: str, title: str) -> list[str]:
 
 
 def render(root: Path = REPO) -> str:
+    from vlcomp.reporting.blind import read_blind
     from vlcomp.reporting.collect import collect, methods_of, spread_legend, summary
     from vlcomp.reporting.paper_values import load_paper_values, lookup
     from vlcomp.reporting.tree import read_params
@@ -93,11 +94,13 @@ def render(root: Path = REPO) -> str:
     long = collect(root / "metrics", params)
     methods = methods_of(params, "aro")
     long = long[long["method"].isin(list(methods))]
+    blind = read_blind(root / "metrics", params)  # the blind-text ceilings: one more column, no spread
     out = [BEGIN, ""] + ledger_block(root, "aro", "ARO")
     summ = summary(long)
     printed = load_paper_values("aro")
-    out += ["", "**ARO Table 6, toy twins vs the paper** (paper values in brackets):", "",
-            "| | " + " | ".join(methods.label(m) for m in methods) + " |", "|---" * (len(methods.order) + 1) + "|"]
+    head = "| | " + " | ".join([*(methods.label(m) for m in methods), *(b.label for b in blind)]) + " |"
+    rule = "|---" * (len(methods.order) + len(blind) + 1) + "|"
+    out += ["", "**ARO Table 6, toy twins vs the paper** (paper values in brackets):", "", head, rule]
     for name, key, cell_of in ROWS:
         cells = []
         for m in methods:
@@ -111,11 +114,11 @@ def render(root: Path = REPO) -> str:
             if paper is not None:
                 text += f" [{paper:g}]"
             cells.append(text)
+        cells += [_blind_cell(b, key) for b in blind]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
-    out += ["", spread_legend(long, methods, [k for _, k, _ in ROWS])]
+    out += ["", spread_legend(long, methods, [k for _, k, _ in ROWS]) + _blind_legend(blind)]
     out += ["", "**Relations and the other papers' benchmarks, same models** (toy twins; several keys: the means, "
-            "spread in `reports/matrix/matrix.csv`):", "",
-            "| | " + " | ".join(methods.label(m) for m in methods) + " |", "|---" * (len(methods.order) + 1) + "|"]
+            "spread in `reports/matrix/matrix.csv`):", "", head, rule]
     for name, keys in OTHER_ROWS:
         keys = (keys,) if isinstance(keys, str) else keys
         cells = []
@@ -128,10 +131,26 @@ def render(root: Path = REPO) -> str:
                 cells.append(_cell(r["mean"], r["std"], int(r["n"])))
             else:
                 cells.append(" / ".join(f"{x.iloc[0]['mean']:.3f}" for x in stats))
+        cells += [" / ".join(_blind_cell(b, k) for k in keys) for b in blind]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
-    out += tsvlc_block(root, params)
+    out += tsvlc_block(root, params, blind)
     out += ["", END]
     return "\n".join(out)
+
+
+def _blind_cell(blind, key: str) -> str:
+    """A blind-text ceiling's value (no spread: one deterministic count reader); empty where it has none (retrieval,
+    zero-shot: no choice between captions)."""
+    v = blind.value(key)
+    return "" if v != v else f"{v:.3f}"
+
+
+def _blind_legend(blind) -> str:
+    if not blind:
+        return ""
+    return (f" *{blind[0].label}*: a text-only reader of the scene-graph counts of split `{blind[0].split}` (no image, "
+            "no training; `metrics/blind/`), one value, no spread; it reads no image, so its wrong-image value is its "
+            "own.")
 
 
 #: The TSVLC rows shown (method), in the order of Table 1a then the ablations; every table is in the report
@@ -139,7 +158,7 @@ TSVLC_ROWS = ("clip", "tsvlc_lora", "tsvlc_rb", "tsvlc_llm", "tsvlc_rbllm", "tsv
               "tsvlc_noneg", "tsvlc_full")
 
 
-def tsvlc_block(root: Path, params: dict) -> list[str]:
+def tsvlc_block(root: Path, params: dict, blind=()) -> list[str]:
     """TSVLC's claims ledger and its Table 1a columns (plus the ablation rows), toy vs printed, in percent."""
     from vlcomp.reporting.collect import Methods, collect, methods_of, spread_legend, summary
     from vlcomp.reporting.papers.tsvlc.claims import base_model_labels
@@ -178,7 +197,10 @@ def tsvlc_block(root: Path, params: dict) -> list[str]:
             cells.append(text)
         n = int(rows["n"].max())
         out.append(f"| {methods.label(m)} | {n} chain{'s' if n > 1 else ' (b0)'} | " + " | ".join(cells) + " |")
-    out += ["", spread_legend(long, methods, [k for _, _, k in T1_COLUMNS])]
+    for b in blind:
+        cells = ["" if b.value(key) != b.value(key) else f"{100 * b.value(key):.1f}" for _, _, key in T1_COLUMNS]
+        out.append(f"| {b.label} | no run | " + " | ".join(cells) + " |")
+    out += ["", spread_legend(long, methods, [k for _, _, k in T1_COLUMNS]) + _blind_legend(blind)]
     out += ["", "**TSVLC Table 1(b)-(g): the other settings, one run each on chain b0** (percent; the paper's values "
             "in brackets; the toy setting of each section in the report):", "",
             "| section | row | " + " | ".join(label for label, _, _ in T1_COLUMNS) + " |",

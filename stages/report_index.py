@@ -1,8 +1,9 @@
 """Stage `report_index`: reports/index.html, the landing page: every paper's report with its claims-ledger verdicts,
 what the pipeline ran (profile, chains, models), the cross-paper matrix (every evaluated model x the headline metric
-of every benchmark of `evaluate.benchmarks`, mean ± sample std over whole-chain runs; tables and heatmap in
-reports/matrix/), and where the run records and the MLflow UI are. Also logs one MLflow summary run per method to the
-experiment `evaluate` (vlcomp.summary_runs: mean and spread over the method's chains, beside the per-model runs)."""
+of every benchmark of `evaluate.benchmarks`, mean ± sample std over whole-chain runs, and one row per blind-text
+ceiling of params `blind`; tables and heatmap in reports/matrix/), and where the run records and the MLflow UI are.
+Also logs one MLflow summary run per method to the experiment `evaluate` (vlcomp.summary_runs: mean and spread over
+the method's chains, beside the per-model runs)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def main() -> None:
     args = p.parse_args()
     from vlcomp.config import load_params
     from vlcomp.eval.inputs import evaluation_benchmarks
+    from vlcomp.reporting.blind import read_blind
     from vlcomp.reporting.collect import collect, ignored_models, methods_of
     from vlcomp.reporting.index_page import landing_page, paper_report
     from vlcomp.reporting.matrix import not_expressible, not_expressible_html, write_matrix
@@ -32,7 +34,7 @@ def main() -> None:
               for paper in papers_of(params)]  # every paper of params, in its order
     benchmarks = evaluation_benchmarks(params)
     long, methods = collect(args.metrics, params), methods_of(params)
-    matrix = write_matrix(long, benchmarks, args.matrix, methods)
+    matrix = write_matrix(long, benchmarks, args.matrix, methods, read_blind(args.metrics, params))
     left_out = not_expressible()
     left_out.to_csv(Path(args.matrix) / "not_expressible.csv", index=False)
     extra = not_expressible_html(left_out) if params["profile"] == "toy" else ""

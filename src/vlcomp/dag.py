@@ -419,14 +419,17 @@ def _item_keys(body_text: str) -> set[str]:
 
 def report_inputs(params: dict, paper: str, root: Path = REPO) -> tuple[list[str], list[str]]:
     """``(data deps, params keys)`` of ``paper``'s report: the metrics, model and mined folders of its scope
-    (:func:`vlcomp.reporting.papers.paper_scope`), its own calibration files (``calibration/<paper>_*`` and those
+    (:func:`vlcomp.reporting.papers.paper_scope`), the blind-text ceilings of params ``blind`` (every report shows
+    them: :mod:`vlcomp.reporting.blind`), its own calibration files (``calibration/<paper>_*`` and those
     its registry entry lists, :attr:`vlcomp.reporting.papers.Paper.calibration`), and the params sections of its methods,
     runs and bases only, plus the upstream settings the reports print."""
+    from vlcomp.reporting.blind import BLIND_SUBDIR, blind_names
     from vlcomp.reporting.papers import PAPERS, paper_scope
 
     sc = paper_scope(params, paper)
     data = [f"metrics/{m}" for m in sc.models]
     data += [f"metrics/released/{m}" for m in params.get("released_models") or {}]
+    data += [f"metrics/{BLIND_SUBDIR}/{b}" for b in blind_names(params)]  # the blind-text ceilings every report shows
     data += [f"models/base/{b}" for b in sc.bases] + [f"models/lr/{s}" for s in sc.selections]
     data += [f"models/finetune/{v}" for v in sc.variants] + [f"data/mined/{d}" for d in sc.mined]
     calibration = {p.name for p in (root / "calibration").glob(f"{paper}_*")}
@@ -439,6 +442,7 @@ def report_inputs(params: dict, paper: str, root: Path = REPO) -> tuple[list[str
     keys += [f"variants.{v}" for v in sc.variants] + [f"selections.{s}" for s in sc.selections]
     keys += [f"mine.{g}" for g in mine_keys if g in (params.get("mine") or {})]
     keys += ["benchmarks.order_seeds", "benchmarks.shuffle_seeds", "evaluate.benchmarks"]
+    keys += [f"blind.{b}" for b in blind_names(params)]
     # the settings the reports print (what each twin stands for, the deviations section): upstream of every run,
     # so declaring them reruns nothing that their change would not rerun anyway
     keys += ["clip.arch", "nlp", "world", "pretrain", "finetune", "benchmarks.twins"]

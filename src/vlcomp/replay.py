@@ -16,6 +16,7 @@ output                                   run                  logged
 ``models/lr/<m>-<b>/selection.json``     ``select_lr@<m>-<b>`` grid metrics ``lr_<lr>/<metric>``, selected_lr
 ``models/finetune/<v>/{model,history}``  ``finetune@<v>``     as pretrain
 ``metrics/<model>/metrics.json``         its ``dvc_stage``    metrics; provenance.json as params and tags
+``metrics/blind/<name>/metrics.json``    its ``dvc_stage``    metrics; provenance.json as params (method tag: name)
 =======================================  ===================  ==============================================
 
 A stage already present in the target store (same experiment and ``dvc_stage`` tag) is skipped, so a replay
@@ -149,6 +150,12 @@ def collect(root: str | Path, *, profile: str, params: dict[str, Any] | None = N
         if prov.get("git_commit"):  # outputs of before the run records moved to runs/ carried it
             t["git_commit"] = prov["git_commit"]
         runs.append(ReplayRun(EVALUATE_EXPERIMENT, stage, t, params=prov, metrics=_read(d / "metrics.json")))
+    for d in sorted((root / "metrics" / "blind").glob("*/")):  # the blind-text ceilings: no method, no chain
+        if (d / "metrics.json").exists():
+            prov = _read(d / "provenance.json") if (d / "provenance.json").exists() else {}
+            stage = prov.get("dvc_stage", f"evaluate_blind@{d.name}")
+            runs.append(ReplayRun(EVALUATE_EXPERIMENT, stage, tags(stage, d.name, "", ""), params=prov,
+                                  metrics=_read(d / "metrics.json")))
     return runs
 
 

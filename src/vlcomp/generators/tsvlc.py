@@ -22,6 +22,11 @@ negatives, as online generation does; the per-sample coin of the reference's ``B
 (:func:`mix_slots`). A caption with none (no list word, no candidate POS) has an empty list: its row trains the
 contrastive term only (``batch.rows: all``), as in the reference, whose L_neg covers only samples with a negative.
 
+**The world's relations.** The toy word lists' ``action`` entries and the paraphraser's relation phrases are the
+relations of the world the split comes from (``WorldConfig.relations``). The stage sees the world's files, not its
+params, so they are read off the split's scene graphs (:func:`relations_of_scenes`): the first world's, and the
+support relations too when a scene shows one. A real-profile split (no scene graphs) gets the first world's.
+
 Positives: one per caption when a paraphrase exists (the reference precomputed one per image); a caption without
 gets none and its analogy term is masked, where the reference falls back to the caption itself (a text-to-itself
 term; documented deviation).
@@ -29,12 +34,19 @@ term; documented deviation).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import GENERATORS, Generator
+
+if TYPE_CHECKING:
+    from ..world import Split
+    from ..world.concepts import Relation
+    from ..world.scene import Scene
 
 WORD_LISTS = ("toy", "paper")
 ANALOGY_SOURCES = ("scene", "llm", "released")
@@ -84,10 +96,35 @@ class TsvlcAnalogyConfig:
                              "(CC3M_positives: one <image>.json per image)")
 
 
-def word_lists(name: str) -> dict[str, tuple[str, ...]]:
+def relations_of_scenes(scenes: Iterable[Scene]) -> dict[str, Relation]:
+    """The relation inventory of the world ``scenes`` come from, as ``WorldConfig.relations`` gives it: every
+    relation (:data:`~vlcomp.world.concepts.ALL_RELATIONS`) when some scene shows a support relation (only a world
+    with a positive ``support`` weight has one), else the first world's
+    (:data:`~vlcomp.world.concepts.RELATIONS`)."""
+    from ..world.concepts import ALL_RELATIONS, RELATIONS, SUPPORT_RELATIONS
+
+    support = any(p in SUPPORT_RELATIONS for sc in scenes for _, p, _ in sc.relations)
+    return dict(ALL_RELATIONS if support else RELATIONS)
+
+
+def split_relations(split: Split) -> dict[str, Relation]:
+    """:func:`relations_of_scenes` of a toy split's scene graphs; the first world's relations for a split without
+    scene graphs (a real-profile index)."""
+    from ..world.concepts import RELATIONS
+
+    if split.is_indexed or not (split.dir / "scenes.jsonl").exists():
+        return dict(RELATIONS)
+    return relations_of_scenes(split.scenes())
+
+
+def word_lists(name: str, relations: Mapping[str, Relation] | None = None) -> dict[str, tuple[str, ...]]:
+    """The RB word lists ``name`` (``paper`` or ``toy``); the toy ``action`` list is ``relations`` (the world's;
+    None: the first world's)."""
     from ..text.tsvlc_rules import PAPER_WORD_LISTS, toy_word_lists
 
-    return dict(PAPER_WORD_LISTS) if name == "paper" else toy_word_lists()
+    if name == "paper":
+        return dict(PAPER_WORD_LISTS)
+    return toy_word_lists() if relations is None else toy_word_lists(relations)
 
 
 def mix_slots(n_captions: int, candidates: int, rb_share: float, rng: np.random.Generator) -> np.ndarray:
@@ -117,9 +154,10 @@ def _dedupe(pairs: list[tuple[str, str]], caption: str) -> list[tuple[str, str]]
 
 
 def negatives_of(captions: list[str], cfg: TsvlcNegativesConfig, *, rb_share: float, seed: int, docs=None,
-                 fill_mask=None) -> list[list[tuple[str, str]]]:
+                 fill_mask=None, relations: Mapping[str, Relation] | None = None) -> list[list[tuple[str, str]]]:
     """Up to ``cfg.candidates`` distinct ``(negative, kind)`` per caption; ``rb_share`` 1: rule-based only, 0:
-    unmasking only, else a coin per slot. RB draws, unmasking draws and coins use three seeded streams."""
+    unmasking only, else a coin per slot. RB draws, unmasking draws and coins use three seeded streams.
+    ``relations``: the world's relation inventory for the toy lists (None: the first world's)."""
     from ..seeding import np_rng
     from ..text.tsvlc_rules import rb_negatives
 
@@ -128,7 +166,7 @@ def negatives_of(captions: list[str], cfg: TsvlcNegativesConfig, *, rb_share: fl
         mix_slots(n, cfg.candidates, rb_share, np_rng(seed, "tsvlc", "mix")).sum(axis=1)
     un_k = cfg.candidates - rb_k
     rb_rng = np_rng(seed, "tsvlc", "rb")
-    lists = word_lists(cfg.word_lists)
+    lists = word_lists(cfg.word_lists, relations)
     rb = [rb_negatives(c, lists, rb_rng, int(k)) if k else [] for c, k in zip(captions, rb_k, strict=True)]
     un: list[list[tuple[str, str]]] = [[] for _ in captions]
     todo = [i for i in range(n) if un_k[i]]
@@ -184,7 +222,8 @@ def _run_negatives(name: str, rb_share: float | None):
         from ..world import Split
 
         share = cfg.rb_share if rb_share is None else rb_share
-        captions = Split(world, cfg.split).captions()
+        split = Split(world, cfg.split)
+        captions = split.captions()
         flat = _flat(captions)
         docs = fill_mask = None
         if share < 1:
@@ -194,7 +233,8 @@ def _run_negatives(name: str, rb_share: float | None):
             docs = read_parses(parsed, nlp, flat) if parsed is not None else parse_captions(flat, nlp)
             mlm, tokenizer = model
             fill_mask = fill_mask_pipeline(mlm, tokenizer, top_k=cfg.top_k)
-        negs = negatives_of(flat, cfg, rb_share=share, seed=seed, docs=docs, fill_mask=fill_mask)
+        relations = split_relations(split) if share > 0 and cfg.word_lists == "toy" else None
+        negs = negatives_of(flat, cfg, rb_share=share, seed=seed, docs=docs, fill_mask=fill_mask, relations=relations)
         return _write_negatives(Path(out_dir), captions, negs, name)
 
     return run
@@ -213,7 +253,8 @@ def run_analogy(cfg: TsvlcAnalogyConfig, *, world, model, nlp, seed: int, out_di
 
         scenes = split.scenes()
         per_caption = [s for s, caps in zip(scenes, captions, strict=True) for _ in caps]
-        positives = SceneParaphrases(np_rng(seed, "tsvlc", "analogy"))(flat, per_caption)
+        paraphrases = SceneParaphrases(np_rng(seed, "tsvlc", "analogy"), relations=relations_of_scenes(scenes))
+        positives = paraphrases(flat, per_caption)
     elif cfg.source == "released":
         from ..config import expand_path
         from ..formats.cc3m import read_released_positives

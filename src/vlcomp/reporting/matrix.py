@@ -6,6 +6,10 @@ std over them and their number (:func:`vlcomp.reporting.collect.summary`, the on
 table lists every model (one row per chain). It is read from the ``metrics.json`` files (the DVC outputs), never
 from MLflow; the MLflow experiment ``evaluate`` holds the same keys per model, so its compare view shows the same
 matrix per run.
+
+Each blind-text ceiling (:mod:`vlcomp.reporting.blind`: a text-only reader of the scene-graph counts, no image, no
+training) is one more row, last, on the choice benchmarks it scores: one value per cell, no spread, no n; it is no
+model, so the per-model table leaves it out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .blind import BlindResult, matrix_rows
 from .collect import Methods, chains, spread_legend, summary
 from .render import cell
 from .tree import BASE_METHOD
@@ -34,21 +39,41 @@ def headline_columns(benchmarks: Sequence[str]) -> list[tuple[str, str]]:
     return [(b, k) for b in benchmarks for k in BENCHMARKS.get(b).headline]
 
 
-def _method_order(present: Sequence[str], methods: Methods) -> list[str]:
-    """The report's method order (params), then any other method present, by name."""
+def _method_order(present: Sequence[str], methods: Methods, last: Sequence[str] = ()) -> list[str]:
+    """The report's method order (params), then any other method present, by name, then ``last`` (the blind
+    readers) present."""
     known = [m for m in methods.order if m in present]
-    return known + sorted(m for m in set(present) if m not in known)
+    others = sorted(m for m in set(present) if m not in known and m not in last)
+    return known + others + [m for m in last if m in present]
 
 
-def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
+def _in_order(matrix: pd.DataFrame, methods: Methods) -> list[str]:
+    """The methods of a :func:`model_matrix` in the report's order (:func:`_method_order`), its reference rows (the
+    blind readers: no n, they are no runs) last."""
+    present = matrix["method"].unique().tolist()
+    reference = [m for m in present if matrix.loc[matrix["method"] == m, "n"].isna().all()]
+    return _method_order(present, methods, reference)
+
+
+def _with_blind_labels(methods: Methods, blind: Sequence[BlindResult]) -> Methods:
+    return Methods(methods.order, {**methods.labels, **{b.name: b.label for b in blind}}) if blind else methods
+
+
+def model_matrix(long: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS,
+                 blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
     """Long table (``collect``) -> one row per (method, metric) of :func:`vlcomp.reporting.collect.summary` (mean,
-    std over whole chains: NaN for a single run, n chains, min, max); only the ``columns`` keys, in their order."""
+    std over whole chains: NaN for a single run, n chains, min, max); only the ``columns`` keys, in their order;
+    then the ``blind`` readers' rows (their value, no std, no n: :func:`vlcomp.reporting.blind.matrix_rows`)."""
     keys = [k for _, k in columns]
     bench_of = {k: b for b, k in columns}
     out = summary(long[long["key"].isin(keys)])
+    extra = matrix_rows(blind, keys)
+    if len(extra):
+        out = pd.concat([out, extra[out.columns]], ignore_index=True).astype({"n": "Int64"})
     out["benchmark"] = out["key"].map(bench_of)
     order = {k: i for i, k in enumerate(keys)}
-    rank = {m: i for i, m in enumerate(_method_order(out["method"].unique().tolist(), methods))}
+    rank = {m: i for i, m in enumerate(_method_order(out["method"].unique().tolist(), methods,
+                                                     [b.name for b in blind]))}
     out = out.sort_values(by=["method", "key"], key=lambda s: s.map(rank if s.name == "method" else order))
     return out[["method", "benchmark", "key", "mean", "std", "n", "min", "max"]].reset_index(drop=True)
 
@@ -62,7 +87,7 @@ def wide(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Meth
     """Methods x metrics for reading: ``mean ± std`` (``(n=1)`` for a single run); a metric a method lacks is
     empty."""
     rows = []
-    for m in _method_order(matrix["method"].unique().tolist(), methods):
+    for m in _in_order(matrix, methods):
         row = {"model": methods.label(m)}
         for _, k in columns:
             r = _lookup(matrix, m, k)
@@ -74,7 +99,7 @@ def wide(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Meth
 def wide_means(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], methods: Methods = NO_METHODS) -> pd.DataFrame:
     """Methods x metrics, numeric: the means (spreads and n are in the long matrix)."""
     rows = []
-    for m in _method_order(matrix["method"].unique().tolist(), methods):
+    for m in _in_order(matrix, methods):
         row = {"method": m}
         for _, k in columns:
             r = _lookup(matrix, m, k)
@@ -103,7 +128,7 @@ def heatmap_png(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], method
     """PNG bytes of the mean values (methods x metrics), annotated; byte-stable (no software/date metadata)."""
     import matplotlib
 
-    matrix_methods = _method_order(matrix["method"].unique().tolist(), methods)
+    matrix_methods = _in_order(matrix, methods)
     keys = [k for _, k in columns]
     grid = np.full((len(matrix_methods), len(keys)), np.nan)
     for i, m in enumerate(matrix_methods):
@@ -161,14 +186,15 @@ def matrix_html(matrix: pd.DataFrame, columns: Sequence[tuple[str, str]], png: b
 
 
 def write_matrix(long: pd.DataFrame, benchmarks: Sequence[str], out_dir: str | Path,
-                 methods: Methods = NO_METHODS) -> str:
+                 methods: Methods = NO_METHODS, blind: Sequence[BlindResult] = ()) -> str:
     """``out_dir/matrix.csv`` (long, numeric), ``matrix_wide.csv`` (means), ``models.csv`` (every model),
     ``matrix.png``; returns the HTML section. Methods in ``methods``' order and with its labels (the stage passes
-    ``methods_of(params)``)."""
+    ``methods_of(params)``), then one row per ``blind`` reader (:func:`vlcomp.reporting.blind.read_blind`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     columns = headline_columns(benchmarks)
-    matrix = model_matrix(long, columns, methods)
+    methods = _with_blind_labels(methods, blind)
+    matrix = model_matrix(long, columns, methods, blind)
     matrix.to_csv(out / "matrix.csv", index=False, float_format="%.6f")
     wide_means(matrix, columns, methods).to_csv(out / "matrix_wide.csv", index=False, float_format="%.6f")
     models = per_model(long, columns, methods)
@@ -176,7 +202,11 @@ def write_matrix(long: pd.DataFrame, benchmarks: Sequence[str], out_dir: str | P
     png = heatmap_png(matrix, columns, methods)
     (out / "matrix.png").write_bytes(png)
     legend = spread_legend(long[long["key"].isin([k for _, k in columns])], methods,
-                           shown=_method_order(matrix["method"].unique().tolist(), methods))
+                           shown=[m for m in _in_order(matrix, methods) if m not in {b.name for b in blind}])
+    if blind:
+        legend += (f" {blind[0].label}: a text-only reader of the scene-graph counts of split `{blind[0].split}`, "
+                   "no image, no training (metrics/blind/); one value per cell, no spread; empty on the benchmarks "
+                   "that are no choice between captions (retrieval, zero-shot).")
     return matrix_html(matrix, columns, png, legend, models, methods)
 
 

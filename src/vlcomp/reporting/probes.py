@@ -12,6 +12,14 @@ scores a model: the tables are read from the CSVs.
 - :func:`pretraining` (P4, first part; ``scripts/probe_pretraining.py``, ``calibration/world_pretraining.csv``): does
   longer contrastive pretraining of the chain-b0 base, on today's world, teach it to see shapes? Zero-shot and
   linear-probe shape accuracy per pretraining length; the target is zero-shot shape >= :data:`P4_ZS_TARGET`.
+- :func:`prior_uptake` (P3, ``scripts/probe_priors.py``, ``calibration/prior_uptake.csv``): can the text tower learn
+  the world's co-occurrence priors (a text-only true-vs-negative classifier), and does NegCLIP with the image tower
+  frozen raise the wrong-image control towards the blind-text ceiling?
+- :func:`batchnorm` (item 11; ``scripts/probe_batchnorm.py``, ``calibration/batchnorm_summary.csv``): how much of the
+  chain-to-chain spread comes from the BatchNorm running statistics?
+
+P2 (shape-only relations) and the plasticity half of P4 are rows of ``calibration/relation_probe.csv`` with bare
+shape nouns, shown by the ARO report's relation-probe table.
 """
 
 from __future__ import annotations
@@ -153,3 +161,52 @@ def pretraining(path: str | Path) -> list[tuple[str, Table]] | None:
         "zero-shot twins' prompt templates), lin_*: a linear probe on the frozen image features (10,240 images); "
         f"both on P1's 800 held-out single-object images per size class at today's sizes. Chance {1 / 8:.3f}. One "
         "seed: no spread.")))]
+
+
+P3_KEYS = ("vgr_macro", "vgr_wrong_image", "vga_macro", "vga_wrong_image", "vga_colour", "text_pair_acc")
+
+
+def prior_uptake(path: str | Path) -> list[tuple[str, Table]] | None:
+    """P3's rows (one per arm and evaluation point) with the blind-text ceiling beside them; None before it ran."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path).sort_values(["arm", "steps"]).reset_index(drop=True)
+    cols = ["arm", "base", "steps", "samples", *[c for c in P3_KEYS if c in df], "vgr_text_cosine", "vga_text_cosine"]
+    data = df[[c for c in cols if c in df]]
+    shown = data.copy()
+    for c in shown.columns[4:]:
+        shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+    ceiling = df.iloc[0]
+    blind = ", ".join(f"{k.removeprefix('blind_')} {ceiling[k]:.3f}" for k in ("blind_vgr_macro", "blind_vga_macro",
+                                                                              "blind_vga_colour") if k in df
+                      and not pd.isna(ceiling[k]))
+    return [("", Table(data, shown, legend=(
+        "One run per arm, chain b0's base and seed (single seed: no spread). `text-only`: the base's text tower "
+        "and a linear head trained to rank each coco_train caption above its NegCLIP-mined negative, no image "
+        "(`text-only-fresh`: the same from a random text tower); scored on the VG twins' caption pairs, where own and "
+        "wrong image are the same by construction. `negclip-*`: NegCLIP's loss on the pipeline's mined batches with "
+        "the image tower frozen (weights and BatchNorm statistics) or not, scored with the image and with the VG "
+        "twins' wrong-image control. `text_pair_acc`: held-out coco_train pairs. Blind-text ceiling (scene-graph "
+        f"counts, no training): {blind or 'not computed'}.")))]
+
+
+def batchnorm(path: str | Path) -> list[tuple[str, Table]] | None:
+    """Item 11's summary: per method and key, the SD over chains with stored and re-estimated BatchNorm statistics,
+    and the NegCLIP - CLIP-FT difference per chain; None before the probe ran."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path)
+    wide = df.pivot_table(index=["method", "key"], columns="stats", values=["mean", "std"]).reset_index()
+    wide.columns = [" ".join(c).strip() if isinstance(c, tuple) else c for c in wide.columns]
+    shown = wide.copy()
+    for c in shown.columns[2:]:
+        shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+    n = int(df["count"].max()) if "count" in df else 0
+    return [("", Table(wide, shown, legend=(
+        f"Mean and sample SD (ddof=1) over {n} whole chains (base seeds x fine-tuning seed 0) of the pipeline's "
+        "checkpoints, scored as the pipeline scores them (`stored`: the BatchNorm running statistics the last "
+        "training batches left) and with every BatchNorm layer's statistics re-estimated as the plain average over "
+        "2,048 fixed coco_train images (`reestimated`, weights untouched). `negclip-clip_ft`: the per-chain "
+        "difference NegCLIP - CLIP-FT, the quantity ARO's claims test.")))]

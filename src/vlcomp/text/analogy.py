@@ -54,16 +54,22 @@ The toy rules (each a small function; those that apply to a caption are drawn un
 ==================  ===========================================================================================
 
 No rule applies -> None. Every output uses only words of :func:`vlcomp.world.concepts.world_words` ("that",
-"is", "and" included), so the toy tokenizer knows them. Without a scene for a caption, ``converse`` cannot be
-checked and does not apply. Random numbers are drawn caption by caption (one draw for the rule when more than
-one applies, then the rule's own draws), so a batch call equals the same calls one caption at a time.
+"is", "and" included; version 2 for a support world's bars and relations), so the toy tokenizer knows them. Without
+a scene for a caption, ``converse`` cannot be checked and does not apply. Random numbers are drawn caption by
+caption (one draw for the rule when more than one applies, then the rule's own draws), so a batch call equals the
+same calls one caption at a time.
+
+The parser reads the relation phrases of the world the captions come from (``relations``: ``WorldConfig.relations``
+or its phrases; default the first world's, :data:`~vlcomp.world.concepts.RELATIONS`), and the bar as a shape noun
+only when that world has the support relations, so a first-world parse is exactly what it always was.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -71,12 +77,15 @@ import numpy as np
 
 from ..world.concepts import (
     ALL_COLOURS,
+    ALL_RELATIONS,
     BACKGROUNDS,
     MATERIALS,
     RELATIONS,
     SHAPES,
     SIZES,
     STATES,
+    SUPPORT_RELATIONS,
+    SUPPORT_SHAPES,
     SYNONYMS,
     WEB_ONLY_SHAPES,
 )
@@ -222,7 +231,20 @@ for _w, _ws in SYNONYMS.items():
     for _x in (_w, *_ws):
         _SYNONYM_GROUPS[_x] = (_w, *_ws)
 _SYNONYM_RE = re.compile(r"\b(" + "|".join(sorted(_SYNONYM_GROUPS, key=len, reverse=True)) + r")\b")
-_REL_TOKENS = sorted(((tuple(p.split()), p) for p in RELATIONS), key=lambda t: -len(t[0]))
+RelTokens = tuple[tuple[tuple[str, ...], str], ...]
+
+
+@lru_cache(maxsize=16)
+def _vocabulary(phrases: tuple[str, ...]) -> tuple[RelTokens, frozenset[str]]:
+    """``(relation tokens, longest first; shape nouns)`` of a world with the relation phrases ``phrases``: the bar
+    is a shape only in a world with the support relations."""
+    tokens = tuple(sorted(((tuple(p.split()), p) for p in phrases), key=lambda t: -len(t[0])))
+    shapes = _SHAPES | frozenset(SUPPORT_SHAPES) if any(p in SUPPORT_RELATIONS for p in phrases) else _SHAPES
+    return tokens, shapes
+
+
+#: The first world's relation tokens, longest first.
+_REL_TOKENS, _ = _vocabulary(tuple(RELATIONS))
 _PREFIXES = (("there", "is"), ("we", "see"))
 _VERBS = ("is", "sits", "placed")
 _TAIL = re.compile(r"\s*\.\s*$")
@@ -343,7 +365,7 @@ class ToyCaption:
         return body + self.tail
 
 
-def _parse_np(words: Sequence[str], i: int) -> tuple[NounPhrase, int] | None:
+def _parse_np(words: Sequence[str], i: int, shapes: frozenset[str] = _SHAPES) -> tuple[NounPhrase, int] | None:
     det = None
     if i < len(words) and words[i] in ("a", "an", "the"):
         det = "the" if words[i] == "the" else "a"
@@ -351,15 +373,15 @@ def _parse_np(words: Sequence[str], i: int) -> tuple[NounPhrase, int] | None:
     j = i
     while j < len(words) and words[j] in _ATTRS:
         j += 1
-    if j < len(words) and words[j] in _SHAPES:
+    if j < len(words) and words[j] in shapes:
         return NounPhrase(det, tuple(words[i:j]), words[j]), j + 1
     return None
 
 
-def _parse_np_list(words: Sequence[str]) -> tuple[NounPhrase, ...] | None:
+def _parse_np_list(words: Sequence[str], shapes: frozenset[str] = _SHAPES) -> tuple[NounPhrase, ...] | None:
     nps, i = [], 0
     while True:
-        got = _parse_np(words, i)
+        got = _parse_np(words, i, shapes)
         if got is None:
             return None
         nps.append(got[0])
@@ -371,24 +393,25 @@ def _parse_np_list(words: Sequence[str]) -> tuple[NounPhrase, ...] | None:
         i += 1
 
 
-def _parse_relation(words: Sequence[str]) -> RelationCaption | None:
+def _parse_relation(words: Sequence[str], rel_tokens: RelTokens = _REL_TOKENS,
+                    shapes: frozenset[str] = _SHAPES) -> RelationCaption | None:
     prefix: tuple[str, ...] = ()
     for p in _PREFIXES:
         if tuple(words[:len(p)]) == p:
             prefix = p
-    got = _parse_np(words, len(prefix))
+    got = _parse_np(words, len(prefix), shapes)
     if got is None:
         return None
     a, i = got
     verb: tuple[str, ...] = (words[i],) if i < len(words) and words[i] in _VERBS else ()
     i += len(verb)
-    for toks, phrase in _REL_TOKENS:
+    for toks, phrase in rel_tokens:
         if tuple(words[i:i + len(toks)]) == toks:
             relation, i = phrase, i + len(toks)
             break
     else:
         return None
-    got = _parse_np(words, i)
+    got = _parse_np(words, i, shapes)
     if got is None:
         return None
     b, i = got
@@ -398,7 +421,7 @@ def _parse_relation(words: Sequence[str]) -> RelationCaption | None:
         background, i = bg, i + 4
     joiner, nps = None, (a, b)
     if i < len(words) and words[i] in ("with", "and"):
-        got = _parse_np(words, i + 1)
+        got = _parse_np(words, i + 1, shapes)
         if got is None or got[1] != len(words):
             return None
         joiner, nps, i = words[i], (a, b, got[0]), got[1]
@@ -407,16 +430,16 @@ def _parse_relation(words: Sequence[str]) -> RelationCaption | None:
     return RelationCaption(prefix, verb, relation, background, joiner, nps)
 
 
-def _parse_unbound(body: str) -> Parsed | None:
+def _parse_unbound(body: str, nouns: frozenset[str] = _SHAPES) -> Parsed | None:
     """The web split's unbound styles (see :func:`vlcomp.world.captions.web_caption`)."""
     if "," in body:
         head, _, rest = body.partition(", ")
         attrs = tuple(rest.split())
-        nps = _parse_np_list(head.split()) if " " in head else None
+        nps = _parse_np_list(head.split(), nouns) if " " in head else None
         if nps is not None and attrs and all(w in _ATTRS for w in attrs) and "," not in rest:
             return ListCaption(nps, attrs)
         items = tuple(x.strip() for x in body.split(","))
-        if all(x in _SHAPES or x in _ATTRS for x in items):
+        if all(x in nouns or x in _ATTRS for x in items):
             return CommaCaption(items)
         return None
     words = body.split()
@@ -426,13 +449,16 @@ def _parse_unbound(body: str) -> Parsed | None:
         if (shapes and attrs and shapes[1::2] == ["and"] * (len(shapes) // 2)
                 and attrs[1::2] == ["and"] * (len(attrs) // 2) and len(shapes) % 2 == len(attrs) % 2 == 1):
             shapes, attrs = shapes[::2], attrs[::2]
-            if all(s in _SHAPES for s in shapes) and all(a in _ATTRS for a in attrs):
+            if all(s in nouns for s in shapes) and all(a in _ATTRS for a in attrs):
                 return ClipartCaption(tuple(shapes), tuple(attrs))
     return None
 
 
-def parse_toy_caption(caption: str) -> ToyCaption:
-    """Split and parse a toy caption (any of the world's styles); ``parsed`` is None when it does not fit."""
+def parse_toy_caption(caption: str, relations: Iterable[str] = RELATIONS) -> ToyCaption:
+    """Split and parse a toy caption (any of the world's styles); ``parsed`` is None when it does not fit.
+    ``relations``: the relation phrases of the caption's world (a ``WorldConfig.relations`` mapping or its
+    phrases; default the first world's)."""
+    rel_tokens, shapes = _vocabulary(tuple(relations))
     tail_match = _TAIL.search(caption)
     tail = tail_match.group(0) if tail_match else ""
     body = caption[:len(caption) - len(tail)] if tail else caption
@@ -442,10 +468,10 @@ def parse_toy_caption(caption: str) -> ToyCaption:
     if body:
         words = body.split()
         if "," in body or words[:1] == ["clipart"]:
-            parsed = _parse_unbound(body)
+            parsed = _parse_unbound(body, shapes)
         else:
-            nps = _parse_np_list(words)
-            parsed = ListCaption(nps) if nps is not None else _parse_relation(words)
+            nps = _parse_np_list(words, shapes)
+            parsed = ListCaption(nps) if nps is not None else _parse_relation(words, rel_tokens, shapes)
     toy = ToyCaption(caption, capital, body, tail, parsed)
     if parsed is not None and toy.render(parsed) != caption:  # not in the generator's exact form
         toy = replace(toy, parsed=None)
@@ -470,7 +496,7 @@ def converse_rule(cap: ToyCaption, scene: Scene | None) -> Callable[[np.random.G
     p = cap.parsed
     if not isinstance(p, RelationCaption) or scene is None:
         return None
-    conv = RELATIONS[p.relation].converse
+    conv = ALL_RELATIONS[p.relation].converse
     ids = _shape_ids(scene)
     if conv is None or ids is None:
         return None
@@ -568,9 +594,12 @@ class SceneParaphrases:
     """Scene-graph-exact paraphrases of toy captions (toy profile), behind :class:`AnalogyGenerator`.
 
     ``rng``: a seed or a ``numpy.random.Generator`` (one stream, consumed caption by caption: calling the same
-    instance again continues the stream). ``rules``: names of :data:`RULES` to use (default: all)."""
+    instance again continues the stream). ``rules``: names of :data:`RULES` to use (default: all).
+    ``relations``: the relation inventory of the captions' world (``WorldConfig.relations`` or its phrases; default
+    the first world's), what :func:`parse_toy_caption` reads."""
 
-    def __init__(self, rng: int | np.random.Generator, *, rules: Sequence[str] | None = None) -> None:
+    def __init__(self, rng: int | np.random.Generator, *, rules: Sequence[str] | None = None,
+                 relations: Iterable[str] = RELATIONS) -> None:
         if isinstance(rng, np.random.Generator):
             self.rng = rng
         elif isinstance(rng, int | np.integer) and not isinstance(rng, bool):
@@ -582,10 +611,14 @@ class SceneParaphrases:
         if unknown or not names:
             raise ValueError(f"SceneParaphrases: unknown rules {unknown} (known: {', '.join(RULES)})")
         self.rules = {r: RULES[r] for r in RULES if r in names}
+        self.relations = tuple(relations)
+        unknown = [p for p in self.relations if p not in ALL_RELATIONS]
+        if unknown:
+            raise ValueError(f"SceneParaphrases: unknown relations {unknown} (known: {', '.join(ALL_RELATIONS)})")
 
     def paraphrase(self, caption: str, scene: Scene | None = None) -> tuple[str, str] | None:
         """``(paraphrase, rule name)`` for one caption, or None when no rule applies."""
-        cap = parse_toy_caption(caption)
+        cap = parse_toy_caption(caption, self.relations)
         options = [(name, d) for name, rule in self.rules.items() if (d := rule(cap, scene)) is not None]
         if not options:
             return None

@@ -11,8 +11,10 @@ punctuation is not a word (:func:`caption_words`). "Uses and" means the word "an
 Relation, four definitions (on real COCO they give shares from 15 % to 94 %, so all four are reported):
 
 ==================  ==========================================================================================
-``rel_world``       a phrase of the toy world's relation vocabulary (:data:`WORLD_RELATIONS`, the 13 phrases
-                    of ``vlcomp.world.concepts.RELATIONS``) occurs as a run of words
+``rel_world``       a phrase of the toy world's relation vocabulary (``world_relations``: by default
+                    :data:`WORLD_RELATIONS`, the first world's 13 phrases of ``vlcomp.world.concepts.RELATIONS``;
+                    a caller with a world at hand passes ``tuple(WorldConfig.relations)``) occurs as a run of
+                    words
 ``rel_vgr``         a phrase of ARO VG-Relation's relations (:data:`VGR_RELATIONS`: the 13 spatial + 32 verb
                     relations of ARO Table 2, ``vlcomp.metrics.aro``) occurs as a run of words
 ``rel_word``        any spatial/action relation word, read off the spaCy parse: a preposition (``pos_`` ADP)
@@ -75,7 +77,8 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc, Span
 
-#: The toy world's relation phrases (``vlcomp.world.concepts.RELATIONS``).
+#: The first world's relation phrases (``vlcomp.world.concepts.RELATIONS``): the default ``world_relations``
+#: (a world's own are ``tuple(WorldConfig.relations)``).
 WORLD_RELATIONS: tuple[str, ...] = tuple(RELATIONS)
 #: ARO VG-Relation's relations (Table 2: spatial, then verbs).
 VGR_RELATIONS: tuple[str, ...] = VG_SPATIAL_RELATIONS + VG_VERB_RELATIONS
@@ -125,13 +128,14 @@ def is_relation_word(tok: Any) -> bool:
             or (tok.pos_ == "VERB" and low not in NON_RELATION_VERBS and tok.dep_ != "amod"))
 
 
-def relation_flags(doc: Doc) -> dict[str, bool]:
-    """The four relation definitions of the module notes for one parsed caption."""
+def relation_flags(doc: Doc, world_relations: Sequence[str] = WORLD_RELATIONS) -> dict[str, bool]:
+    """The four relation definitions of the module notes for one parsed caption (``world_relations``: the toy
+    world's relation phrases, default the first world's)."""
     words = caption_words(doc.text)
     rel = [t.i for t in doc if is_relation_word(t)]
     nouns = [t.i for t in doc if t.pos_ in _NOUNS]
     return {
-        "rel_world": has_phrase(words, WORLD_RELATIONS),
+        "rel_world": has_phrase(words, world_relations),
         "rel_vgr": has_phrase(words, VGR_RELATIONS),
         "rel_word": bool(rel),
         "rel_objects": bool(nouns) and any(nouns[0] < i < nouns[-1] for i in rel),
@@ -150,10 +154,10 @@ def _chunk_of(doc: Doc, span: Span) -> Span | None:
     return span
 
 
-def swap_around_relation(doc: Doc, a: Span, b: Span) -> bool:
+def swap_around_relation(doc: Doc, a: Span, b: Span, world_relations: Sequence[str] = WORLD_RELATIONS) -> bool:
     """True if the elements ``a`` and ``b`` (a before b) are the two arguments of one relation: what lies
-    between their noun chunks is a relation phrase (world or ARO vocabulary, after an optional form of "be"),
-    or has no noun and at least one :func:`is_relation_word`. See the module notes."""
+    between their noun chunks is a relation phrase (world, ``world_relations``, or ARO vocabulary, after an
+    optional form of "be"), or has no noun and at least one :func:`is_relation_word`. See the module notes."""
     left, right = _chunk_of(doc, a), _chunk_of(doc, b)
     if left is None or right is None or left.end >= right.start:
         return False
@@ -162,7 +166,7 @@ def swap_around_relation(doc: Doc, a: Span, b: Span) -> bool:
     while words and words[0] in NON_RELATION_VERBS:
         words = words[1:]
     phrase = " ".join(words)
-    if phrase and (phrase in WORLD_RELATIONS or phrase in VGR_RELATIONS):
+    if phrase and (phrase in world_relations or phrase in VGR_RELATIONS):
         return True
     return (not any(t.pos_ in _NOUNS for t in between)) and any(is_relation_word(t) for t in between)
 
@@ -208,7 +212,8 @@ def _rebuilt(doc: Doc, swap: str, a: Span, b: Span) -> str:
     return " ".join(words)
 
 
-def _negatives_of(doc: Doc, rng: np.random.Generator, swaps: Sequence[str]) -> list[dict[str, Any]]:
+def _negatives_of(doc: Doc, rng: np.random.Generator, swaps: Sequence[str],
+                  world_relations: Sequence[str] = WORLD_RELATIONS) -> list[dict[str, Any]]:
     """Every candidate negative of one caption with its swap rule and whether it is a subject/object swap.
     Draws exactly the random numbers :func:`negclip_swaps.negatives_for_doc` draws."""
     known = {**SWAP_RULES, **EXTRA_SWAP_RULES}
@@ -226,7 +231,7 @@ def _negatives_of(doc: Doc, rng: np.random.Generator, swaps: Sequence[str]) -> l
         if _rebuilt(doc, name, a, b) != cand:  # the elements here must be the ones the swap rule swapped
             raise RuntimeError(f"{name}: swap_elements is out of step with negclip_swaps on {doc.text!r}")
         out.append({"swap": name, "text": cand,
-                    "relation_swap": name in NOUN_SWAPS and swap_around_relation(doc, a, b)})
+                    "relation_swap": name in NOUN_SWAPS and swap_around_relation(doc, a, b, world_relations)})
     return out
 
 
@@ -238,13 +243,16 @@ def caption_items(
     swaps: Sequence[str] = DEFAULT_SWAPS,
     max_negatives: int = MAX_NEGATIVES,
     batch_size: int = 256,
+    world_relations: Iterable[str] = WORLD_RELATIONS,
 ) -> pd.DataFrame:
     """One row per caption (in order): ``caption``, ``n_words``, ``has_and``, the relation flags of
     :data:`RELATION_DEFINITIONS`, then per swap rule ``g``: ``cand_<g>`` (it made a negative), ``mined_<g>``
     (that negative is among the first ``max_negatives``) and, for :data:`NOUN_SWAPS`, ``relswap_<g>``
     (the negative is a subject/object swap); ``n_candidates``, ``n_mined`` and ``negatives`` (the mined
     texts, as the miner writes them). ``rng`` is consumed as :func:`negclip_swaps.mine_negatives` consumes it,
-    so with the miner's generator the mined negatives are the miner's."""
+    so with the miner's generator the mined negatives are the miner's. ``world_relations``: the relation phrases
+    of the toy world ``rel_world`` and the subject/object swaps read (a world's: ``WorldConfig.relations``;
+    default the first world's, :data:`WORLD_RELATIONS`)."""
     captions = _check_captions(captions, "caption_items")
     _check_rng(rng, "caption_items")
     bad = [g for g in swaps if g not in NEGATIVE_TYPE_OF]
@@ -254,12 +262,13 @@ def caption_items(
         raise ValueError(f"caption_items: max_negatives must be a positive int, got {max_negatives!r}")
     if "parser" not in nlp.pipe_names:
         raise ValueError(f"caption_items: the spaCy pipeline {nlp.meta.get('name')!r} has no 'parser'")
+    phrases = tuple(world_relations)
     rows = []
     for doc in nlp.pipe(captions, batch_size=batch_size):
         words = caption_words(doc.text)
         row: dict[str, Any] = {"caption": doc.text, "n_words": len(words), "has_and": "and" in words,
-                               **relation_flags(doc)}
-        negs = _negatives_of(doc, rng, swaps)
+                               **relation_flags(doc, phrases)}
+        negs = _negatives_of(doc, rng, swaps, phrases)
         mined = negs[:max_negatives]
         for g in swaps:
             row[f"cand_{g}"] = any(n["swap"] == g for n in negs)

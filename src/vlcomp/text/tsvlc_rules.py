@@ -72,7 +72,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vlcomp.world.concepts import ALL_COLOURS, MATERIALS, RELATIONS, SIZES, STATES, SYNONYMS
+from vlcomp.world.concepts import ALL_COLOURS, MATERIALS, RELATIONS, SIZES, STATES, SYNONYMS, Relation
 
 from .perturb import _check_captions, _check_rng
 
@@ -140,8 +140,11 @@ _PUNCT = string.punctuation + "\u201c\u201d\u2018\u2019\u00ab\u00bb\u2026\u2013\
 _SENTENCE_END = (".", "!", "?")
 
 
-def toy_word_lists() -> dict[str, tuple[str, ...]]:
+def toy_word_lists(relations: Mapping[str, Relation] | Sequence[str] = RELATIONS) -> dict[str, tuple[str, ...]]:
     """The five TSVLC types over the toy world's vocabulary (:mod:`vlcomp.world.concepts`), in a fixed order.
+
+    ``relations``: the relation inventory of the world whose captions are edited (``WorldConfig.relations``, or
+    its phrases); default the first world's (:data:`RELATIONS`).
 
     - ``color``: every colour the renderer knows (:data:`ALL_COLOURS`, web-only colours included);
     - ``material``: :data:`MATERIALS` (surface textures);
@@ -150,8 +153,9 @@ def toy_word_lists() -> dict[str, tuple[str, ...]]:
       ("a small circle" -> "a little circle"), i.e. false negatives. That is faithful to the method, which has
       no synonym filter;
     - ``state``: :data:`STATES`;
-    - ``action``: every relation phrase of :data:`RELATIONS` (multi-word: "to the left of", "pointing at"),
-      playing the role of the paper's ``action`` list (VG-style predicates, spatial and verb).
+    - ``action``: every relation phrase of ``relations`` (multi-word: "to the left of", "pointing at"; a support
+      world adds "sitting on", "hanging from"), playing the role of the paper's ``action`` list (VG-style
+      predicates, spatial and verb).
     """
     size_words = list(SIZES)
     for key, syns in SYNONYMS.items():
@@ -162,7 +166,7 @@ def toy_word_lists() -> dict[str, tuple[str, ...]]:
         "material": tuple(MATERIALS),
         "size": tuple(size_words),
         "state": tuple(STATES),
-        "action": tuple(RELATIONS),
+        "action": tuple(relations),
     }
 
 

@@ -21,6 +21,13 @@ Contract (one module per benchmark, registered in :data:`TWINS` under the benchm
 
 Everything a twin writes is a pure function of the world files, its options and ``root_seed``: byte-identical on
 a re-run (PNG via :func:`vlcomp.twins.images.write_png`, JSON via :func:`vlcomp.io.write_json`).
+
+**The world's inventory.** A twin enumerates the relations of the world in use (foil and replacement candidates,
+relation lists), never the first world's constant: ``ctx.wcfg.relations``
+(:attr:`vlcomp.world.scene.WorldConfig.relations`), passed down as a ``relations`` argument whose default is the
+first world's (:data:`vlcomp.world.concepts.RELATIONS`); a phrase read off a scene is looked up in
+:data:`~vlcomp.world.concepts.ALL_RELATIONS`. The shapes follow from it (:func:`world_shapes`), the role rules are
+:func:`plausible`, and a claim is checked against :func:`implied_facts`.
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ import numpy as np
 from ..registry import Registry
 from ..seeding import np_rng
 from ..world import Split
-from ..world.scene import WorldConfig
+from ..world.concepts import ALL_RELATIONS, SHAPES, SUPPORT_RELATIONS, SUPPORT_SHAPES, Relation
+from ..world.scene import CONTAINER_SHAPES, Scene, WorldConfig
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,53 @@ def test_split(options: Mapping[str, Any], default: str, twin: str) -> str:
     if split not in TEST_SPLITS:
         raise ValueError(f"params benchmarks.twins.{twin}.split={split!r}: must be a test split {TEST_SPLITS}")
     return split
+
+
+def world_shapes(relations: Mapping[str, Relation]) -> tuple[str, ...]:
+    """The shape nouns of the test splits of a world with the relation inventory ``relations``: :data:`SHAPES`,
+    then the flat supports when it has the support relations (only the ``support`` layout places a bar, and always
+    with an object on it or under it). The first world's: :data:`SHAPES`."""
+    if any(p in relations for p in SUPPORT_RELATIONS):
+        return SHAPES + SUPPORT_SHAPES
+    return SHAPES
+
+
+def plausible(subject: str, relation: str, obj: str) -> bool:
+    """Whether ``relation`` can hold at all between objects of these shapes in any world (the role relations,
+    :attr:`vlcomp.world.concepts.Relation.kind`): only an arrow points; only a hollow circle, square or diamond
+    surrounds, never an arrow or a bar; only a bar supports, and what it supports ("sitting on", "hanging from")
+    is neither a bar nor an arrow. Geometric relations hold between any shapes."""
+    if relation == "pointing at":
+        return subject == "arrow"
+    if relation == "surrounding":
+        return subject in CONTAINER_SHAPES and obj != "arrow" and obj not in SUPPORT_SHAPES
+    if relation == "inside":
+        return obj in CONTAINER_SHAPES and subject != "arrow" and subject not in SUPPORT_SHAPES
+    if relation in SUPPORT_RELATIONS:
+        return obj in SUPPORT_SHAPES and subject not in SUPPORT_SHAPES and subject != "arrow"
+    return True
+
+
+#: What a support contact says besides itself: the object is above its bar ("sitting on") or below it ("hanging
+#: from"), and next to it (they touch). The scene graph holds only the contact for the object; for the bar it holds a
+#: geometric relation that the rounding of the coordinates decides ("below" and "next to", or "behind" for a
+#: sub-pixel overlap), so "star above bar" may be missing from a graph whose image shows it.
+SUPPORT_ENTAILS: dict[str, tuple[str, ...]] = {"sitting on": ("above", "next to"), "hanging from": ("below", "next to")}
+
+
+def implied_facts(scene: Scene) -> frozenset[tuple[int, str, int]]:
+    """What a claim is checked against: the scene graph's facts, what a support contact entails
+    (:data:`SUPPORT_ENTAILS`), and the converse of each (``(o, converse, s)`` for ``(s, p, o)``). The first world's
+    graphs hold no contact and are closed under converses already (every relation is computed for both orders),
+    so there this is ``set(scene.relations)``; on a support world it makes "star above bar" true for a star
+    sitting on its bar, so that is never a foil."""
+    facts = set(scene.relations)
+    facts |= {(s, q, o) for s, p, o in scene.relations for q in SUPPORT_ENTAILS.get(p, ())}
+    for s, p, o in list(facts):
+        converse = ALL_RELATIONS[p].converse
+        if converse is not None:
+            facts.add((o, converse, s))
+    return frozenset(facts)
 
 
 def build_twin(name: str, ctx: TwinContext) -> TwinResult:

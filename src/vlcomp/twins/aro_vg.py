@@ -6,11 +6,13 @@ Records use the fields of ARO's released ``visual_genome_relation.json`` / ``vis
 
 Rules applied:
 - size filter: drop an object whose box is narrower than 1/4 of the image width or shorter than 1/4 of its
-  height;
+  height (the boxes of the first world are square; a flat bar's is not, and passes only when large enough,
+  ``world.object_scale``);
 - VG-R: pairs of objects in a relation and of different categories (shape nouns); template
   "the [object 1] is [relation] [object 2]" vs the swap. One direction per related pair is kept (VG annotates
   a relation once); which one is drawn from the seeded generator. Symmetric relations ("next to") are kept in
-  the file and excluded at score time, as the ARO code does with its ``symmetric`` list;
+  the file and excluded at score time, as the ARO code does with its ``symmetric`` list. The relation files
+  (symmetric relations, Table 2 groups) list the relations of the world in use (``WorldConfig.relations``);
 - VG-A: pairs of objects that differ in category and in the chosen attribute; template
   "the [attribute 1] [object 1] and the [attribute 2] [object 2]" vs the attribute swap. The attribute kind is
   drawn among those whose values differ (colour, size, material, state);
@@ -20,13 +22,14 @@ Rules applied:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..formats.aro import write_vg
 from ..io import write_json
 from ..seeding import np_rng
-from ..world.concepts import RELATIONS, SYMMETRIC_RELATIONS
+from ..world.concepts import ALL_RELATIONS, RELATIONS, Relation
 from ..world.scene import Obj, Scene
 from . import TWINS, TwinContext, TwinResult, option
 from .images import image_file_name, write_pngs
@@ -37,7 +40,8 @@ ATTRIBUTE_KIND_WEIGHTS = (0.55, 0.15, 0.15, 0.15)
 
 
 def _big_enough(o: Obj, image_size: int) -> bool:
-    return 2 * o.half >= MIN_BOX_FRACTION * image_size
+    """The box is at least 1/4 of the image wide and high (a square box: ``2 * half`` both ways)."""
+    return min(2 * o.half, 2 * o.half_height) >= MIN_BOX_FRACTION * image_size
 
 
 def union_box(a: Obj, b: Obj, image_size: int) -> dict[str, int]:
@@ -75,8 +79,18 @@ def build_vg_relation(scenes: list[Scene], image_size: int, rng: np.random.Gener
 
 def _relation_axis(rel: str) -> str:
     """Converse relations share an axis, so only one direction of a related pair becomes a case."""
-    conv = RELATIONS[rel].converse or rel
+    conv = ALL_RELATIONS[rel].converse or rel
     return min(rel, conv)
+
+
+def relation_files(relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, dict[str, str]]:
+    """The text of ``symmetric_relations.txt`` (the relations left out of the VG-R macro: the world's symmetric
+    ones) and the content of ``relation_groups.json`` (Table 2's ``spatial`` / ``verbs`` of every other relation),
+    for the world's relations ``relations`` (default: the first world's)."""
+    symmetric = [p for p, r in relations.items() if r.symmetric]
+    text = ("# relations excluded from the VG-Relation macro (the toy world's symmetric relations)\n"
+            + "\n".join(symmetric) + "\n")
+    return text, {p: ("verbs" if r.group == "verb" else "spatial") for p, r in relations.items() if not r.symmetric}
 
 
 def build_vg_attribution(scenes: list[Scene], image_size: int, rng: np.random.Generator) -> list[dict]:
@@ -137,11 +151,9 @@ def build_aro(ctx: TwinContext) -> TwinResult:
     root = ctx.folder()
     write_vg(root / "visual_genome_relation.json", vgr, "relation")
     write_vg(root / "visual_genome_attribution.json", vga, "attribution")
-    (root / "symmetric_relations.txt").write_text(
-        "# relations excluded from the VG-Relation macro (the toy world's symmetric relations)\n"
-        + "\n".join(SYMMETRIC_RELATIONS) + "\n")
-    write_json(root / "relation_groups.json", {p: ("verbs" if r.group == "verb" else "spatial")
-                                               for p, r in RELATIONS.items() if not r.symmetric})
+    symmetric, groups = relation_files(ctx.wcfg.relations)
+    (root / "symmetric_relations.txt").write_text(symmetric)
+    write_json(root / "relation_groups.json", groups)
     min_count = option(ctx.options, "vga_min_count", 25, "aro", minimum=1)
     return TwinResult(
         inputs={"aro_vg_relation": ctx.rel(root / "visual_genome_relation.json"),

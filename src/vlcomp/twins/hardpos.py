@@ -46,6 +46,10 @@ AMBIGUOUS choices (the paper or the toy world leaves them open):
   shapes is not decided by the scene graph).
 - One caption per related pair and relation axis, its direction drawn from the seeded generator (VG annotates
   a relation once; its converse is the hard positive).
+- The world in use: negatives are drawn among its relations (``WorldConfig.relations``: a support world adds
+  "sitting on" and "hanging from"; like "pointing at" they have no converse, so they are never a ``c``) and a
+  caption is checked against :func:`vlcomp.twins.implied_facts` (the scene graph, what a support contact
+  entails, and the converses).
 - Sizes: :data:`DEFAULTS` keep the paper's relations : attributes ratio (16,868 : 10,575 ~ 1.6), so the pooled
   REPLACE weighs the parts as the paper does. The swapped SWAP file keeps ``attributes`` in the data order (the
   released SWAP files were not available).
@@ -62,9 +66,9 @@ import numpy as np
 from ..formats import hardpos as hp_format
 from ..formats.hardpos import HardPositiveCase
 from ..seeding import np_rng
-from ..world.concepts import RELATIONS
+from ..world.concepts import ALL_RELATIONS, RELATIONS, Relation
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, check_known, option
+from . import TWINS, TwinContext, TwinResult, check_known, implied_facts, option
 from .aro_vg import build_vg_attribution
 from .images import image_file_name, write_png
 
@@ -89,8 +93,16 @@ HARD_POSITIVE_MAP: dict[str, dict[str, str]] = {
     },
 }
 
-#: Relations a REPLACE negative may use: never the symmetric ones (see the module docstring).
-NEGATIVE_RELATIONS: tuple[str, ...] = tuple(p for p, r in RELATIONS.items() if not r.symmetric)
+
+
+def negative_relations(relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, ...]:
+    """The relations of the world's ``relations`` a REPLACE negative may use: never the symmetric ones (see the
+    module docstring)."""
+    return tuple(p for p, r in relations.items() if not r.symmetric)
+
+
+#: The first world's :func:`negative_relations`.
+NEGATIVE_RELATIONS: tuple[str, ...] = negative_relations()
 
 #: Parts of the paper the toy world cannot express (the report lists them).
 NOT_EXPRESSIBLE: tuple[tuple[str, str], ...] = (
@@ -122,32 +134,35 @@ def phrase_holds(scene: Scene, phrase: str) -> bool:
     return any(_matches(o, phrase.split()) for o in scene.objects)
 
 
-def _split_relation(caption: str) -> tuple[str, str, str] | None:
-    """(subject phrase, relation, object phrase) of a "<np> <relation> <np>" caption, longest relation first."""
+def _split_relation(caption: str, relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, str, str] | None:
+    """(subject phrase, relation, object phrase) of a "<np> <relation> <np>" caption, longest relation of the
+    world's ``relations`` first."""
     padded = f" {caption} "
-    for rel in sorted(RELATIONS, key=len, reverse=True):
+    for rel in sorted(relations, key=len, reverse=True):
         if f" {rel} " in padded:
             subj, obj = padded.split(f" {rel} ", 1)
             return subj.strip(), rel, obj.strip()
     return None
 
 
-def caption_holds(scene: Scene, caption: str) -> bool:
+def caption_holds(scene: Scene, caption: str, relations: Mapping[str, Relation] = RELATIONS) -> bool:
     """Whether a twin caption is true of the scene graph: "<np> and <np>" (both objects exist), "<np> <relation>
-    <np>" (the relation holds between the two objects) or a noun phrase."""
+    <np>" (the relation, one of the world's ``relations``, holds between the two objects: the scene graph implies
+    it, :func:`vlcomp.twins.implied_facts`) or a noun phrase."""
     if " and " in caption:
         return all(phrase_holds(scene, p) for p in caption.split(" and "))
-    parts = _split_relation(caption)
+    parts = _split_relation(caption, relations)
     if parts is None:
         return phrase_holds(scene, caption)
     subj, rel, obj = parts
-    facts = set(scene.relations)
+    facts = implied_facts(scene)
     return any((s.id, rel, o.id) in facts for s in scene.objects if _matches(s, subj.split())
                for o in scene.objects if _matches(o, obj.split()))
 
 
-def _valid(scene: Scene, c: str, c_n: str, c_p: str) -> bool:
-    return caption_holds(scene, c) and caption_holds(scene, c_p) and not caption_holds(scene, c_n) and c_p != c
+def _valid(scene: Scene, c: str, c_n: str, c_p: str, relations: Mapping[str, Relation] = RELATIONS) -> bool:
+    return (caption_holds(scene, c, relations) and caption_holds(scene, c_p, relations)
+            and not caption_holds(scene, c_n, relations) and c_p != c)
 
 
 # ------------------------------------------------------------------------------------------------- REPLACE
@@ -169,12 +184,14 @@ def _np(o: Obj) -> str:
     return f"{o.colour} {o.shape}"
 
 
-def relation_items(scene: Scene, rng: np.random.Generator) -> list[tuple[str, str, str]]:
-    """``(c, c_n, c_p)`` per related pair and relation axis: the relation, a relation that does not hold for the
-    pair, and the converse with the arguments swapped."""
+def relation_items(scene: Scene, rng: np.random.Generator,
+                   relations: Mapping[str, Relation] = RELATIONS) -> list[tuple[str, str, str]]:
+    """``(c, c_n, c_p)`` per related pair and relation axis: the relation, a relation of the world's
+    ``relations`` that does not hold for the pair, and the converse with the arguments swapped."""
     converses = HARD_POSITIVE_MAP["relations"]
+    negatives = negative_relations(relations)
     facts = [f for f in scene.relations if f[1] in converses]
-    holds = set(scene.relations)
+    holds = implied_facts(scene)
     seen: set[tuple[int, int, str]] = set()
     out = []
     for k in rng.permutation(len(facts)):
@@ -183,15 +200,15 @@ def relation_items(scene: Scene, rng: np.random.Generator) -> list[tuple[str, st
         if key in seen:
             continue
         seen.add(key)
-        false = [r for r in NEGATIVE_RELATIONS if r != rel and (s, r, o) not in holds]
-        same_group = [r for r in false if RELATIONS[r].group == RELATIONS[rel].group]
+        false = [r for r in negatives if r != rel and (s, r, o) not in holds]
+        same_group = [r for r in false if ALL_RELATIONS[r].group == ALL_RELATIONS[rel].group]
         pool = same_group or false
         if not pool:
             continue
         neg = pool[rng.integers(len(pool))]
         a, b = _np(scene.obj(s)), _np(scene.obj(o))
         c, c_n, c_p = f"{a} {rel} {b}", f"{a} {neg} {b}", f"{b} {converses[rel]} {a}"
-        if _valid(scene, c, c_n, c_p):
+        if _valid(scene, c, c_n, c_p, relations):
             out.append((c, c_n, c_p))
     return out
 
@@ -202,12 +219,13 @@ def _sample(items: list, n: int, rng: np.random.Generator) -> list:
     return [items[i] for i in idx]
 
 
-def replace_cases(scenes: Sequence[Scene], n_items: int, part: str, rng: np.random.Generator
-                  ) -> tuple[list[HardPositiveCase], list[int]]:
-    """The cases of one REPLACE part (``replace_att`` / ``replace_rel``) and the scene index of each."""
+def replace_cases(scenes: Sequence[Scene], n_items: int, part: str, rng: np.random.Generator,
+                  relations: Mapping[str, Relation] = RELATIONS) -> tuple[list[HardPositiveCase], list[int]]:
+    """The cases of one REPLACE part (``replace_att`` / ``replace_rel``) and the scene index of each, in a world
+    with the relations ``relations`` (default: the first world's)."""
     pool = []
     for i, sc in enumerate(scenes):
-        items = attribute_items(sc) if part == "replace_att" else relation_items(sc, rng)
+        items = attribute_items(sc) if part == "replace_att" else relation_items(sc, rng, relations)
         pool += [(i, item) for item in items]
     chosen = _sample(pool, n_items, rng)
     cases = [HardPositiveCase(k, f"{IMAGE_DIR}/{image_file_name(scenes[i].image_id)}", c, c_p, c_n,
@@ -267,7 +285,7 @@ def build_hardpos(ctx: TwinContext) -> TwinResult:
     used: set[int] = set()
     counts: dict[str, int] = {}
     for part in REPLACE_PARTS:
-        cases, scene_idx = replace_cases(scenes, opts[f"{part}_items"], part, ctx.rng(part))
+        cases, scene_idx = replace_cases(scenes, opts[f"{part}_items"], part, ctx.rng(part), ctx.wcfg.relations)
         if not cases:
             raise ValueError(f"hardpos twin: no {part} case in {SPLIT} ({len(scenes)} scenes)")
         hp_format.write_replace(root, part, cases)

@@ -48,6 +48,10 @@ AMBIGUOUS choices (the paper's text does not fix them for a toy world):
   (separated objects get only their dominant-axis relation, so "to the right of" is false of an object mostly
   above and a little to the right);
 - ``add_obj`` adds an object the scene does not have (the paper's examples add an absent object);
+- the world in use: its relation phrases (``WorldConfig.relations``: a support world adds "sitting on" and
+  "hanging from") are the ones a caption may state and ``replace_rel`` may write, its shapes
+  (:func:`vlcomp.twins.world_shapes`: with the bar) the nouns; a claim is true when
+  :func:`vlcomp.twins.implied_facts` has it (the scene graph, what a support contact entails, the converses);
 - when a subset has more refined cases than ``items_per_subset``, whole mirrored pairs are kept at random, so
   the cap keeps the balance;
 - ids are ``"0".."n-1"`` in image order (the released ids are contiguous but for one removed case).
@@ -59,15 +63,15 @@ import itertools
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..formats import sugarcrepe as sugarcrepe_ds
-from ..world.concepts import BACKGROUNDS, COLOURS, RELATIONS, SHAPES, SIZES, SYNONYMS, world_words
+from ..world.concepts import BACKGROUNDS, COLOURS, RELATIONS, SHAPES, SIZES, SYNONYMS, Relation, world_words
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, option
+from . import TWINS, TwinContext, TwinResult, implied_facts, option, world_shapes
 from .images import write_png
 
 SPLIT = "coco_test"
@@ -162,13 +166,14 @@ Part = str | NounPhrase
 Caption = tuple[Part, ...]
 
 
-def parse(text: str) -> Caption:
-    """Words and noun phrases, left to right (a word that starts no noun phrase stays a literal)."""
+def parse(text: str, shapes: Sequence[str] = SHAPES) -> Caption:
+    """Words and noun phrases, left to right (a word that starts no noun phrase stays a literal); nouns are
+    ``shapes`` (the world's: :func:`vlcomp.twins.world_shapes`; default the first world's)."""
     words = text.split(" ")
     parts: list[Part] = []
     i = 0
     while i < len(words):
-        np_, i_next = _noun_phrase_at(words, i)
+        np_, i_next = _noun_phrase_at(words, i, shapes)
         if np_ is None:
             parts.append(words[i])
             i += 1
@@ -178,12 +183,12 @@ def parse(text: str) -> Caption:
     return tuple(parts)
 
 
-def _noun_phrase_at(words: Sequence[str], i: int) -> tuple[NounPhrase | None, int]:
+def _noun_phrase_at(words: Sequence[str], i: int, shapes: Sequence[str] = SHAPES) -> tuple[NounPhrase | None, int]:
     j = i + 1 if words[i] in ("a", "an", "the") else i
     k = j
     while k < len(words) and attribute_kind(words[k]) is not None:
         k += 1
-    if k < len(words) and words[k] in SHAPES:
+    if k < len(words) and words[k] in shapes:
         det = None if j == i else ("the" if words[i] == "the" else "a")
         return NounPhrase(det, tuple(words[j:k]), words[k]), k + 1
     return None, i
@@ -206,22 +211,23 @@ class Meaning:
     with_np: int | None
 
 
-def interpret(parts: Caption) -> Meaning | None:
+def interpret(parts: Caption, relations: Mapping[str, Relation] = RELATIONS) -> Meaning | None:
     """The meaning of a coco-style caption (``world.captions`` templates, plus the ``with`` clause of
-    ``add_obj``), or None when the caption is not of that form.
+    ``add_obj``), or None when the caption is not of that form; a relation is a phrase of the world's
+    ``relations`` (default: the first world's).
 
     Forms: ``[there is] NP (and | [is] REL) NP [on a BG background] [(with | and) NP]`` and ``NP [with NP]``.
     A third object joined by "and" (``world.captions.extra_and_prob``: "a triangle above a circle and a heart")
     is read as the "with" clause, but only after a relation or a background, so "NP and NP" keeps its meaning.
     """
     if len(parts) >= 5 and isinstance(parts[-1], NounPhrase) and parts[-2] == "and":
-        m = _interpret(parts, "and")
+        m = _interpret(parts, "and", relations)
         if m is not None and (m.relation is not None or m.background is not None):
             return m
-    return _interpret(parts, "with")
+    return _interpret(parts, "with", relations)
 
 
-def _interpret(parts: Caption, joiner: str) -> Meaning | None:
+def _interpret(parts: Caption, joiner: str, relations: Mapping[str, Relation]) -> Meaning | None:
     end = len(parts)
     with_np = None
     if end >= 3 and isinstance(parts[-1], NounPhrase) and parts[-2] == joiner:
@@ -245,7 +251,7 @@ def _interpret(parts: Caption, joiner: str) -> Meaning | None:
         return Meaning(nps, None, None, background, with_np) if start == 0 else None
     skip = 1 if link[0] == "is" else 0
     relation = " ".join(link[skip:])
-    if relation not in RELATIONS:
+    if relation not in relations:
         return None
     return Meaning(nps, relation, (start + 1 + skip, end - 1), background, with_np)
 
@@ -256,11 +262,12 @@ def _np_matches(np_: NounPhrase, o: Obj) -> bool:
 
 def holds(parts: Caption, meaning: Meaning, scene: Scene) -> bool:
     """Whether the caption is true of the scene: its noun phrases name distinct objects with every named
-    attribute, the relation is in the scene graph, the background is the scene's."""
+    attribute, the scene graph implies the relation (:func:`vlcomp.twins.implied_facts`), the background is the
+    scene's."""
     if meaning.background is not None and meaning.background != scene.background:
         return False
     nps = [parts[k] for k in meaning.nps]
-    facts = set(scene.relations)
+    facts = implied_facts(scene)
     for objs in itertools.permutations(scene.objects, len(nps)):
         if not all(_np_matches(n, o) for n, o in zip(nps, objs, strict=True)):
             continue
@@ -278,15 +285,17 @@ def _put(parts: Caption, k: int, new: Part | Sequence[Part]) -> Caption:
     return (*parts[:k], *seq, *parts[k + 1:])
 
 
-def edit_replace_obj(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_replace_obj(parts: Caption, m: Meaning, scene: Scene,
+                     relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     for k in m.nps:
         np_ = parts[k]
-        for shape in SHAPES:
+        for shape in world_shapes(relations):
             if shape != np_.shape:
                 yield _put(parts, k, replace(np_, shape=shape))
 
 
-def edit_replace_att(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_replace_att(parts: Caption, m: Meaning, scene: Scene,
+                     relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     for k in m.nps:
         np_ = parts[k]
         for i, word in enumerate(np_.attrs):
@@ -296,16 +305,18 @@ def edit_replace_att(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Capti
                     yield _put(parts, k, replace(np_, attrs=attrs))
 
 
-def edit_replace_rel(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_replace_rel(parts: Caption, m: Meaning, scene: Scene,
+                     relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     if m.relation_span is None:
         return
     a, b = m.relation_span
-    for rel in RELATIONS:
+    for rel in relations:
         if rel != m.relation and rel not in UNVERIFIABLE_RELATIONS:
             yield (*parts[:a], *rel.split(), *parts[b:])
 
 
-def edit_swap_obj(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_swap_obj(parts: Caption, m: Meaning, scene: Scene,
+                  relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     if m.relation is None:
         return
     i, j = m.nps[:2]
@@ -316,7 +327,8 @@ def edit_swap_obj(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]
     yield tuple(swapped)
 
 
-def edit_swap_att(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_swap_att(parts: Caption, m: Meaning, scene: Scene,
+                  relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     for i, j in itertools.combinations(m.nps, 2):
         x, y = parts[i], parts[j]
         kx, ky = x.kinds(), y.kinds()
@@ -331,17 +343,19 @@ def edit_swap_att(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]
                     yield tuple(swapped)
 
 
-def edit_add_obj(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_add_obj(parts: Caption, m: Meaning, scene: Scene,
+                 relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     if m.with_np is not None:
         return
     present = {o.shape for o in scene.objects}
-    for shape in SHAPES:
+    for shape in world_shapes(relations):
         if shape not in present:
             for attrs in ((), *((c,) for c in COLOURS)):
                 yield (*parts, "with", NounPhrase("a", attrs, shape))
 
 
-def edit_add_att(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
+def edit_add_att(parts: Caption, m: Meaning, scene: Scene,
+                 relations: Mapping[str, Relation] = RELATIONS) -> Iterator[Caption]:
     for k in m.nps:
         np_ = parts[k]
         have = np_.kinds()
@@ -354,7 +368,9 @@ def edit_add_att(parts: Caption, m: Meaning, scene: Scene) -> Iterator[Caption]:
                 yield _put(parts, k, replace(np_, attrs=(*np_.attrs[:at], new, *np_.attrs[at:])))
 
 
-Edit = Callable[[Caption, Meaning, Scene], Iterable[Caption]]
+Edit = Callable[[Caption, Meaning, Scene, Mapping[str, Relation]], Iterable[Caption]]
+"""``edit(parts, meaning, scene, relations)``: the subset's edits of a caption in a world with the relations
+``relations`` (those the edits enumerate: ``replace_rel``'s phrases, the shapes of ``replace_obj`` / ``add_obj``)."""
 EDITS: dict[str, Edit] = {
     "add_att": edit_add_att, "add_obj": edit_add_obj, "replace_att": edit_replace_att,
     "replace_obj": edit_replace_obj, "replace_rel": edit_replace_rel, "swap_att": edit_swap_att,
@@ -363,21 +379,22 @@ EDITS: dict[str, Edit] = {
 
 
 def negatives(category: str, text: str, scene: Scene, rng: np.random.Generator | None = None,
-              limit: int | None = None) -> list[str]:
+              limit: int | None = None, relations: Mapping[str, Relation] = RELATIONS) -> list[str]:
     """Valid negatives of one positive for one subset: the subset's edits of the parsed caption, kept when the
     result still reads as a caption and is false of the scene. All of them in edit order, or (with ``rng``) the
     first ``limit`` valid ones in a random order of the edits, i.e. a uniform draw of ``limit`` valid negatives
-    without checking the others. Empty when the positive is not a caption this twin understands or not true."""
-    parts = parse(text)
-    m = interpret(parts)
+    without checking the others. Empty when the positive is not a caption this twin understands or not true.
+    ``relations``: the world's relations (default: the first world's), which fix its phrases and shapes."""
+    parts = parse(text, world_shapes(relations))
+    m = interpret(parts, relations)
     if m is None or render(parts) != text or not holds(parts, m, scene):
         return []
-    edits = list(dict.fromkeys(e for e in EDITS[category](parts, m, scene) if e != parts))
+    edits = list(dict.fromkeys(e for e in EDITS[category](parts, m, scene, relations) if e != parts))
     if rng is not None:
         edits = [edits[i] for i in rng.permutation(len(edits))]
     out: list[str] = []
     for e in edits:
-        me = interpret(e)
+        me = interpret(e, relations)
         if me is not None and not holds(e, me, scene):
             out.append(render(e))
             if limit is not None and len(out) == limit:
@@ -518,12 +535,13 @@ def coco_file_name(index: int) -> str:
 
 
 def candidates(category: str, scenes: Sequence[Scene], captions: Sequence[Sequence[str]], per_caption: int,
-               rng: np.random.Generator) -> list[Candidate]:
-    """Up to ``per_caption`` negatives per distinct caption of each image, drawn from the valid ones."""
+               rng: np.random.Generator, relations: Mapping[str, Relation] = RELATIONS) -> list[Candidate]:
+    """Up to ``per_caption`` negatives per distinct caption of each image, drawn from the valid ones (in a world
+    with the relations ``relations``)."""
     out = []
     for i, (scene, caps) in enumerate(zip(scenes, captions, strict=True)):
         for text in dict.fromkeys(caps):
-            out += [Candidate(i, text, neg) for neg in negatives(category, text, scene, rng, per_caption)]
+            out += [Candidate(i, text, neg) for neg in negatives(category, text, scene, rng, per_caption, relations)]
     return out
 
 
@@ -556,7 +574,7 @@ def build_sugarcrepe(ctx: TwinContext) -> TwinResult:
     cases: dict[str, list[sugarcrepe_ds.SugarCrepeCase]] = {}
     used: set[int] = set()
     for cat in sugarcrepe_ds.CATEGORIES:
-        pool = candidates(cat, scenes, captions, per_caption, ctx.rng("candidates", cat))
+        pool = candidates(cat, scenes, captions, per_caption, ctx.rng("candidates", cat), ctx.wcfg.relations)
         kept = refine(pool, blind, limit, ctx.rng("refine", cat))
         if not kept:
             raise ValueError(f"sugarcrepe twin: subset {cat!r} has no case after refinement ({len(pool)} candidates "

@@ -56,8 +56,12 @@ AMBIGUOUS and deviations (the toy's closed vocabulary has no "exactly", "single"
 - plausibility: VALSE's relation and action foils are possible sentences (SpanBERT predictions, NLI and
   grammaticality filters). A toy foil like "a red diamond pointing at a square" is impossible in the world and
   would give a text-only shortcut, so relation, action-replacement and FOIL-it foils keep :func:`plausible`
-  (only an arrow points, only a container shape surrounds). Actant swaps are not filtered: VALSE's own swaps
-  are often implausible ("A fireplug pees the dog.");
+  (only an arrow points, only a container shape surrounds, only a bar supports a non-bar). Actant swaps are not
+  filtered: VALSE's own swaps are often implausible ("A fireplug pees the dog.");
+- the world in use: the relation phrases (:func:`spatial_relations`, :func:`verb_relations`) and the shapes
+  (existence, FOIL-it) are those of ``WorldConfig.relations`` (a support world adds "sitting on", "hanging from"
+  and the bar); a claim is true when :func:`vlcomp.twins.implied_facts` has it (the scene graph, what a support
+  contact entails, the converses: "a star above a bar" for a star sitting on it);
 - one case per scene; with fewer eligible scenes than ``n_per_instrument`` the instrument is smaller.
 
 Options (``benchmarks.twins.valse``): ``n_per_instrument`` (default 200): cases written per instrument,
@@ -77,11 +81,12 @@ import numpy as np
 
 from ..formats.valse import IMAGE_SOURCE, MIN_CAPTION_VOTES, write_instrument
 from ..io import write_jsonl
-from ..world.concepts import COLOURS, RELATIONS, SHAPES
+from ..world.concepts import ALL_RELATIONS, COLOURS, RELATIONS, SHAPES, Relation
 from ..world.multiples import MAX_OBJECTS, count_matching, sample_multiples_scene
 from ..world.render import render
-from ..world.scene import CONTAINER_SHAPES, Obj, Scene, WorldConfig
-from . import TWINS, TwinContext, TwinResult, check_known, option
+from ..world.scene import Obj, Scene, WorldConfig
+from . import TWINS, TwinContext, TwinResult, check_known, implied_facts, option, world_shapes
+from . import plausible as _plausible
 from .images import image_file_name, write_png
 
 NAME = "valse"
@@ -115,9 +120,21 @@ NUMBER_WORDS = {1: "one", 2: "two", 3: "three"}
 NUMBERS = tuple(NUMBER_WORDS)
 #: Shapes whose plural is in the closed vocabulary (``cross`` -> "crosss" is not English; see module docstring).
 COUNTABLE_SHAPES = tuple(s for s in SHAPES if s != "cross")
-#: Spatial relation phrases a case may use ("near" is never annotated by the world).
-SPATIAL = tuple(p for p, r in RELATIONS.items() if r.group == "spatial" and p != "near")
-VERBS = tuple(p for p, r in RELATIONS.items() if r.group == "verb")
+
+
+def spatial_relations(relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, ...]:
+    """The spatial phrases of the world's relations ``relations`` a case may use ("near" is never annotated)."""
+    return tuple(p for p, r in relations.items() if r.group == "spatial" and p != "near")
+
+
+def verb_relations(relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, ...]:
+    """The verb-like phrases of the world's relations ``relations``."""
+    return tuple(p for p, r in relations.items() if r.group == "verb")
+
+
+#: The first world's :func:`spatial_relations` and :func:`verb_relations`.
+SPATIAL = spatial_relations()
+VERBS = verb_relations()
 #: Probability that a plurals noun phrase names a colour as well as a shape.
 COLOUR_NP_PROB = 0.5
 
@@ -184,7 +201,7 @@ class Fact:
 
     def holds(self, scene: Scene) -> bool:
         return any(p == self.relation and self.subject.matches(scene.obj(s)) and self.object.matches(scene.obj(o))
-                   for s, p, o in scene.relations)
+                   for s, p, o in implied_facts(scene))
 
     def text(self) -> str:
         a, b = self.subject.text(), self.object.text()
@@ -250,14 +267,17 @@ def _facts(scene: Scene, relations: Sequence[str]) -> list[tuple[int, str, int]]
 # ------------------------------------------------------------------------------------------ existence
 
 
-def existence_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int) -> list[Item]:
-    """One case per scene: "there is no X" (X absent) vs "there is a X", or the reverse (X present), 50/50."""
+def existence_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int,
+                    relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
+    """One case per scene: "there is no X" (X absent) vs "there is a X", or the reverse (X present), 50/50; X a
+    shape of the world of ``relations`` (:func:`vlcomp.twins.world_shapes`)."""
+    shapes = world_shapes(relations)
     items = []
     for i, sc in _scene_order(scenes, rng):
         if len(items) == n:
             break
-        present = sorted({o.shape for o in sc.objects}, key=SHAPES.index)
-        absent = [s for s in SHAPES if s not in present]
+        present = sorted({o.shape for o in sc.objects}, key=shapes.index)
+        absent = [s for s in shapes if s not in present]
         if rng.random() < 0.5:
             shape, caption_q, foil_q, provenance = _pick(rng, absent), "no", "a", "zero_to_something"
         else:
@@ -368,14 +388,9 @@ def counting_items(instrument: str, rng: np.random.Generator, cfg: WorldConfig, 
 def plausible(subject: str, relation: str, obj: str) -> bool:
     """Whether ``relation`` can hold at all between objects of these shapes in the world (the toy's stand-in for
     VALSE's plausibility filters: its action and relation foils read as possible sentences): only an arrow
-    points; only a hollow circle, square or diamond surrounds, and never an arrow."""
-    if relation == "pointing at":
-        return subject == "arrow"
-    if relation == "surrounding":
-        return subject in CONTAINER_SHAPES and obj != "arrow"
-    if relation == "inside":
-        return obj in CONTAINER_SHAPES and subject != "arrow"
-    return True
+    points; only a hollow circle, square or diamond surrounds, and never an arrow; only a bar supports, and never
+    a bar or an arrow (:func:`vlcomp.twins.plausible`)."""
+    return _plausible(subject, relation, obj)
 
 
 def _fact_cases(scenes: Sequence[Scene], rng: np.random.Generator, n: int, relations: Sequence[str],
@@ -393,78 +408,90 @@ def _fact_cases(scenes: Sequence[Scene], rng: np.random.Generator, n: int, relat
     return out
 
 
-def foil_relations(fact: Fact) -> list[str]:
-    """The spatial phrases that may replace the fact's: not its own, and :func:`plausible` for its shapes."""
-    return [p for p in SPATIAL if p != fact.relation and plausible(fact.subject.shape, p, fact.object.shape)]
+def foil_relations(fact: Fact, relations: Mapping[str, Relation] = RELATIONS) -> list[str]:
+    """The spatial phrases of the world's ``relations`` that may replace the fact's: not its own, and
+    :func:`plausible` for its shapes."""
+    return [p for p in spatial_relations(relations)
+            if p != fact.relation and plausible(fact.subject.shape, p, fact.object.shape)]
 
 
-def matched_foil_relation(fact: Fact, frequency: Mapping[str, int], rng: np.random.Generator) -> str:
+def matched_foil_relation(fact: Fact, frequency: Mapping[str, int], rng: np.random.Generator,
+                          relations: Mapping[str, Relation] = RELATIONS) -> str:
     """One of :func:`foil_relations`, drawn in proportion to how often the instrument's captions use it (VALSE's
     "matched distribution": foil phrases as frequent as caption phrases); uniform when none of them occurs in
     the captions."""
-    others = foil_relations(fact)
+    others = foil_relations(fact, relations)
     weights = np.asarray([frequency.get(p, 0) for p in others], dtype=float)
     if weights.sum() == 0:
         weights = np.ones(len(others))
     return others[int(rng.choice(len(others), p=weights / weights.sum()))]
 
 
-def relations_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int) -> list[Item]:
-    """A spatial fact per scene, the relation replaced with a matched-distribution spatial phrase."""
-    cases = _fact_cases(scenes, rng, n, SPATIAL)
+def relations_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int,
+                    relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
+    """A spatial fact per scene, the relation replaced with a matched-distribution spatial phrase (the spatial
+    phrases of the world's ``relations``)."""
+    cases = _fact_cases(scenes, rng, n, spatial_relations(relations))
     frequency = Counter(f.relation for _, _, f in cases)
     items = []
     for i, sc, fact in cases:
-        new = matched_foil_relation(fact, frequency, rng)
+        new = matched_foil_relation(fact, frequency, rng, relations)
         fields = {"foil_method": "relation phrase replaced (matched distribution)", "classes": fact.relation,
                   "classes_foil": new}
         items.append(Item(sc, fact, Fact(fact.subject, new, fact.object), fields, split, i))
     return items
 
 
-def replacement_verbs(fact: Fact) -> list[str]:
-    """The verb-like relations that may replace the fact's: not itself, not its converse, :func:`plausible`."""
+def replacement_verbs(fact: Fact, relations: Mapping[str, Relation] = RELATIONS) -> list[str]:
+    """The verb-like relations of the world's ``relations`` that may replace the fact's: not itself, not its
+    converse, :func:`plausible`."""
     verb = fact.relation
-    return [v for v in VERBS if v not in (verb, RELATIONS[verb].converse)
+    return [v for v in verb_relations(relations) if v not in (verb, ALL_RELATIONS[verb].converse)
             and plausible(fact.subject.shape, v, fact.object.shape)]
 
 
-def action_replacement_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int) -> list[Item]:
+def action_replacement_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int,
+                             relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
     """A verb-like fact per scene that has a replacement verb, the verb replaced by one of them (uniform)."""
     items = []
-    for i, sc, fact in _fact_cases(scenes, rng, n, VERBS, keep=lambda f, sc: bool(replacement_verbs(f))):
-        new = _pick(rng, replacement_verbs(fact))
+    for i, sc, fact in _fact_cases(scenes, rng, n, verb_relations(relations),
+                                   keep=lambda f, sc: bool(replacement_verbs(f, relations))):
+        new = _pick(rng, replacement_verbs(fact, relations))
         fields = {"foiling_method": "change_action", "classes": fact.relation, "classes_foil": new}
         items.append(Item(sc, fact, Fact(fact.subject, new, fact.object), fields, split, i))
     return items
 
 
-def actant_swap_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int) -> list[Item]:
-    """A verb-like fact per scene, subject and object swapped."""
+def actant_swap_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int,
+                      relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
+    """A verb-like fact per scene (the verb-like relations of the world's ``relations``), subject and object
+    swapped."""
     items = []
-    for i, sc, fact in _fact_cases(scenes, rng, n, VERBS):
+    for i, sc, fact in _fact_cases(scenes, rng, n, verb_relations(relations)):
         fields = {"classes": fact.subject.text(), "classes_foil": fact.object.text()}
         items.append(Item(sc, fact, Fact(fact.object, fact.relation, fact.subject), fields, split, i))
     return items
 
 
-def noun_foils(fact: Fact, scene: Scene) -> dict[str, list[Fact]]:
-    """``{"subject": [...], "object": [...]}``: the fact with that noun's shape replaced by each shape absent
-    from the scene that keeps it :func:`plausible` (colours kept); sides without one are left out."""
-    absent = [s for s in SHAPES if s not in {o.shape for o in scene.objects}]
+def noun_foils(fact: Fact, scene: Scene, relations: Mapping[str, Relation] = RELATIONS) -> dict[str, list[Fact]]:
+    """``{"subject": [...], "object": [...]}``: the fact with that noun's shape replaced by each shape of the
+    world of ``relations`` (:func:`vlcomp.twins.world_shapes`) absent from the scene that keeps it
+    :func:`plausible` (colours kept); sides without one are left out."""
+    absent = [s for s in world_shapes(relations) if s not in {o.shape for o in scene.objects}]
     subj, rel, obj = fact.subject, fact.relation, fact.object
     sides = {"subject": [Fact(NounPhrase(s, subj.colour), rel, obj) for s in absent if plausible(s, rel, obj.shape)],
              "object": [Fact(subj, rel, NounPhrase(s, obj.colour)) for s in absent if plausible(subj.shape, rel, s)]}
     return {side: foils for side, foils in sides.items() if foils}
 
 
-def foil_it_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int) -> list[Item]:
-    """A fact per scene (any non-symmetric relation), the subject or the object noun (50/50 when both can be)
-    replaced by an absent shape (uniform among the plausible ones)."""
-    relations = tuple(p for p, r in RELATIONS.items() if not r.symmetric)
+def foil_it_items(scenes: Sequence[Scene], split: str, rng: np.random.Generator, n: int,
+                  relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
+    """A fact per scene (any non-symmetric relation of the world's ``relations``), the subject or the object noun
+    (50/50 when both can be) replaced by an absent shape (uniform among the plausible ones)."""
+    phrases = tuple(p for p, r in relations.items() if not r.symmetric)
     items = []
-    for i, sc, fact in _fact_cases(scenes, rng, n, relations, keep=lambda f, sc: bool(noun_foils(f, sc))):
-        sides = noun_foils(fact, sc)
+    for i, sc, fact in _fact_cases(scenes, rng, n, phrases, keep=lambda f, sc: bool(noun_foils(f, sc, relations))):
+        sides = noun_foils(fact, sc, relations)
         side = _pick(rng, sorted(sides))
         foil = _pick(rng, sides[side])
         old, new = getattr(fact, side).shape, getattr(foil, side).shape
@@ -504,15 +531,16 @@ def valse_record(instrument: str, item: Item, image_file: str) -> dict[str, Any]
 def build_items(ctx: TwinContext, n: int) -> dict[str, list[Item]]:
     """Every instrument's cases (each from its own seeded generator)."""
     vg, coco = ctx.split("vg_test").scenes(), ctx.split("coco_test").scenes()
+    rels = ctx.wcfg.relations
     items = {
-        "existence": existence_items(vg, "vg_test", ctx.rng("existence"), n),
+        "existence": existence_items(vg, "vg_test", ctx.rng("existence"), n, rels),
         "plurals": plurals_items(ctx.rng("plurals"), ctx.wcfg, n),
         **{ins: counting_items(ins, ctx.rng(ins), ctx.wcfg, n)
            for ins in ("counting-hard", "counting-small-quant", "counting-adversarial")},
-        "relations": relations_items(coco, "coco_test", ctx.rng("relations"), n),
-        "action-replacement": action_replacement_items(vg, "vg_test", ctx.rng("action-replacement"), n),
-        "actant-swap": actant_swap_items(vg, "vg_test", ctx.rng("actant-swap"), n),
-        "foil-it": foil_it_items(coco, "coco_test", ctx.rng("foil-it"), n),
+        "relations": relations_items(coco, "coco_test", ctx.rng("relations"), n, rels),
+        "action-replacement": action_replacement_items(vg, "vg_test", ctx.rng("action-replacement"), n, rels),
+        "actant-swap": actant_swap_items(vg, "vg_test", ctx.rng("actant-swap"), n, rels),
+        "foil-it": foil_it_items(coco, "coco_test", ctx.rng("foil-it"), n, rels),
     }
     for ins, its in items.items():
         if not any(it.votes["caption"] >= MIN_CAPTION_VOTES for it in its):

@@ -24,11 +24,13 @@ Rules, per category:
   object's value; NEG replaces the value with another value of the same kind that the object does not have.
   Action: the world's only actions are its verb-like relations, used as participles (``pointing``,
   ``covering``, ``covered``, ``surrounding``: true when the object is the subject of ``pointing at``,
-  ``covering``, ``covered by``, ``surrounding``); an object with several actions gives one item per action.
-- **Relation** (``action`` = the verb-like relations, ``spatial`` = the spatial ones; groups of
-  :data:`vlcomp.world.concepts.RELATIONS`): POS is a fact of that group; NEG replaces the relation phrase.
+  ``covering``, ``covered by``, ``surrounding``; a support world adds ``sitting`` and ``hanging`` for
+  ``sitting on`` and ``hanging from``); an object with several actions gives one item per action.
+- **Relation** (``action`` = the verb-like relations, ``spatial`` = the spatial ones; groups of the relations of
+  the world in use, ``WorldConfig.relations``): POS is a fact of that group; NEG replaces the relation phrase.
   Symmetric relations are neither tested nor used as replacements, and a replacement that also holds for the
-  pair on the scene graph is refused.
+  pair (:func:`vlcomp.twins.implied_facts`: the scene graph, what a support contact entails, the converses)
+  is refused.
 
 AMBIGUOUS choices (the VL-CheckList paper gives no thresholds or replacement lists we could read):
 
@@ -41,6 +43,11 @@ AMBIGUOUS choices (the VL-CheckList paper gives no thresholds or replacement lis
   other spatial phrase can be half-true for a diagonal pair (the scene graph keeps only the dominant axis).
   Action NEG is drawn among the other verb-like relations that do not hold.
 - An arrow always points somewhere, so ``pointing`` / ``pointing at`` is never a NEG for an arrow subject.
+- Only a bar supports, and only a non-bar, non-arrow object sits on or hangs from one, so ``sitting`` /
+  ``hanging`` / ``sitting on`` / ``hanging from`` is a NEG only where that role is possible
+  (:func:`vlcomp.twins.plausible`); the first world's role relations keep the rules above.
+- The NEG noun of an Object item is a shape of the world in use (:func:`vlcomp.twins.world_shapes`: a support
+  world's include the bar).
 - Material is tested on solid objects only (a hollow object is an outline: no surface, material "plain").
 - A file with more candidates than ``items_per_file`` keeps a seeded subset, in scene order (the real files are
   grouped by image); a file with none is not written and is left out of the inputs and the corpus.
@@ -49,15 +56,24 @@ AMBIGUOUS choices (the VL-CheckList paper gives no thresholds or replacement lis
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..formats import vlchecklist as vlc_ds
-from ..world.concepts import COLOURS, MATERIALS, RELATIONS, SHAPES, SIZES, STATES
+from ..world.concepts import (
+    ALL_RELATIONS,
+    COLOURS,
+    MATERIALS,
+    RELATIONS,
+    SIZES,
+    STATES,
+    SUPPORT_RELATIONS,
+    Relation,
+)
 from ..world.scene import Obj, Scene
-from . import TWINS, TwinContext, TwinResult, check_known, option
+from . import TWINS, TwinContext, TwinResult, check_known, implied_facts, option, plausible, world_shapes
 from .images import image_file_name, write_png
 
 NAME = "vlchecklist"
@@ -71,14 +87,26 @@ OPTIONS = ("items_per_file",)
 LOCATION_BINS: tuple[tuple[str, float], ...] = (("center", 1 / 3), ("mid", 2 / 3), ("margin", math.inf))
 #: (bin, upper bound) on the box area / image area.
 SIZE_BINS: tuple[tuple[str, float], ...] = (("small", 0.05), ("medium", 0.12), ("large", math.inf))
-#: Action participle -> the verb-like relation that makes it true of its subject.
-ACTIONS: dict[str, str] = {"pointing": "pointing at", "covering": "covering", "covered": "covered by",
-                           "surrounding": "surrounding"}
-#: Attribute kind (VL-CheckList name) -> its values in the world.
-ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
-    "color": tuple(COLOURS), "material": MATERIALS, "size": tuple(SIZES), "state": STATES, "action": tuple(ACTIONS),
-}
-RELATION_GROUPS = {"action": "verb", "spatial": "spatial"}  # VL-CheckList subtype -> concepts.RELATIONS group
+#: Action participle -> the relation that makes it true of its subject, for every relation any world has.
+ALL_ACTIONS: dict[str, str] = {"pointing": "pointing at", "covering": "covering", "covered": "covered by",
+                               "surrounding": "surrounding", "sitting": "sitting on", "hanging": "hanging from"}
+
+
+def actions(relations: Mapping[str, Relation] = RELATIONS) -> dict[str, str]:
+    """The action participles of a world with the relations ``relations`` (default: the first world's)."""
+    return {a: rel for a, rel in ALL_ACTIONS.items() if rel in relations}
+
+
+def world_attribute_values(relations: Mapping[str, Relation] = RELATIONS) -> dict[str, tuple[str, ...]]:
+    """Attribute kind (VL-CheckList name) -> its values in a world with the relations ``relations``."""
+    return {"color": tuple(COLOURS), "material": MATERIALS, "size": tuple(SIZES), "state": STATES,
+            "action": tuple(actions(relations))}
+
+
+#: The first world's :func:`actions` and :func:`world_attribute_values`.
+ACTIONS: dict[str, str] = actions()
+ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = world_attribute_values()
+RELATION_GROUPS = {"action": "verb", "spatial": "spatial"}  # VL-CheckList subtype -> concepts.Relation group
 
 NOT_EXPRESSIBLE: tuple[tuple[str, str], ...] = (
     ("Object/*/swig_{agent,destination,item,tool}, Object/*/hake, Relation/action/{swig,hake}",
@@ -162,27 +190,37 @@ def size_bin(o: Obj, image_size: int) -> str:
 
 
 def holds(scene: Scene, subj: str, rel: str, obj: str) -> bool:
-    """The scene graph has ``subj rel obj`` (nouns are shapes, unique within a scene)."""
+    """The scene graph implies ``subj rel obj`` (:func:`vlcomp.twins.implied_facts`; nouns are shapes, unique
+    within a scene)."""
     ids = {o.shape: o.id for o in scene.objects}
-    return subj in ids and obj in ids and (ids[subj], rel, ids[obj]) in scene.relations
+    return subj in ids and obj in ids and (ids[subj], rel, ids[obj]) in implied_facts(scene)
 
 
-def actions_of(scene: Scene, o: Obj) -> list[str]:
-    """The action participles true of ``o`` (it is the subject of the matching verb-like relation)."""
-    return [a for a, rel in ACTIONS.items() if any(s == o.id and p == rel for s, p, _ in scene.relations)]
+def actions_of(scene: Scene, o: Obj, relations: Mapping[str, Relation] = RELATIONS) -> list[str]:
+    """The action participles of the world of ``relations`` true of ``o`` (it is the subject of the matching
+    relation)."""
+    return [a for a, rel in actions(relations).items() if any(s == o.id and p == rel for s, p, _ in scene.relations)]
 
 
-def attribute_values(scene: Scene, o: Obj, kind: str) -> list[str]:
+def attribute_values(scene: Scene, o: Obj, kind: str, relations: Mapping[str, Relation] = RELATIONS) -> list[str]:
     """The values of ``kind`` true of ``o``: its attribute (material only for solid objects), or its actions."""
     if kind == "action":
-        return actions_of(scene, o)
+        return actions_of(scene, o, relations)
     if kind == "material" and o.state != "solid":
         return []
     return [{"color": o.colour, "material": o.material, "size": o.size, "state": o.state}[kind]]
 
 
 def _facts(scene: Scene) -> list[tuple[Obj, str, Obj]]:
-    return [(scene.obj(s), p, scene.obj(o)) for s, p, o in scene.relations if not RELATIONS[p].symmetric]
+    return [(scene.obj(s), p, scene.obj(o)) for s, p, o in scene.relations if not ALL_RELATIONS[p].symmetric]
+
+
+def _role_ok(subject: str, relation: str, obj: str | None = None) -> bool:
+    """False for a support relation whose subject cannot take its role (a bar, an arrow) or, when ``obj`` is
+    given, whose object is no bar (:func:`vlcomp.twins.plausible`); True for every other relation."""
+    if relation not in SUPPORT_RELATIONS:
+        return True
+    return plausible(subject, relation, "bar" if obj is None else obj)
 
 
 def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
@@ -193,71 +231,84 @@ def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
 
 
 def object_items(scenes: Sequence[Scene], image_size: int, kind: str, bin_name: str, role: str,
-                 rng: np.random.Generator) -> list[Item]:
+                 rng: np.random.Generator, relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
     """Object/{Location,Size}/<bin> for role ``subj`` or ``obj``: facts whose tested object falls in the bin; NEG
-    replaces the tested noun by a shape absent from the scene."""
+    replaces the tested noun by a shape of the world of ``relations`` absent from the scene (for a support
+    relation, one that can take the tested role)."""
     binner = {"Location": location_bin, "Size": size_bin}[kind]
+    shapes = world_shapes(relations)
     out = []
     for i, sc in enumerate(scenes):
-        absent = [s for s in SHAPES if s not in {o.shape for o in sc.objects}]
+        absent = [s for s in shapes if s not in {o.shape for o in sc.objects}]
         for a, rel, b in _facts(sc):
             tested = a if role == "subj" else b
-            if binner(tested, image_size) != bin_name or not absent:
+            options = [s for s in absent
+                       if (_role_ok(s, rel, b.shape) if role == "subj" else _role_ok(a.shape, rel, s))]
+            if binner(tested, image_size) != bin_name or not options:
                 continue
-            new = _pick(rng, absent)
+            new = _pick(rng, options)
             neg = f"{new} {rel} {b.shape}" if role == "subj" else f"{a.shape} {rel} {new}"
             out.append(Item(i, f"{a.shape} {rel} {b.shape}", neg))
     return out
 
 
-def attribute_items(scenes: Sequence[Scene], kind: str, rng: np.random.Generator) -> list[Item]:
-    """Attribute/<kind>: ``"<value> <shape>"`` vs another value of the kind the object does not have."""
+def attribute_items(scenes: Sequence[Scene], kind: str, rng: np.random.Generator,
+                    relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
+    """Attribute/<kind>: ``"<value> <shape>"`` vs another value of the kind the object does not have (values of
+    the world of ``relations``)."""
+    values = world_attribute_values(relations)[kind]
+    acts = actions(relations)
     out = []
     for i, sc in enumerate(scenes):
         for o in sc.objects:
-            true = attribute_values(sc, o, kind)
-            wrong = [v for v in ATTRIBUTE_VALUES[kind] if v not in true
-                     and not (kind == "action" and v == "pointing" and o.shape == "arrow")]
+            true = attribute_values(sc, o, kind, relations)
+            wrong = [v for v in values if v not in true
+                     and not (kind == "action" and v == "pointing" and o.shape == "arrow")
+                     and not (kind == "action" and not _role_ok(o.shape, acts[v]))]
             for value in true:
                 if wrong:
                     out.append(Item(i, f"{value} {o.shape}", f"{_pick(rng, wrong)} {o.shape}"))
     return out
 
 
-def relation_replacements(scene: Scene, a: Obj, rel: str, b: Obj) -> list[str]:
+def relation_replacements(scene: Scene, a: Obj, rel: str, b: Obj,
+                          relations: Mapping[str, Relation] = RELATIONS) -> list[str]:
     """NEG relation phrases for the fact ``a rel b``: spatial -> its converse, verb-like -> the other verb-like
-    relations; never symmetric, never one that also holds, never ``pointing at`` for an arrow subject."""
-    r = RELATIONS[rel]
+    relations of the world's ``relations``; never symmetric, never one that also holds, never ``pointing at`` for
+    an arrow subject, a support relation only where its roles are possible."""
+    r = ALL_RELATIONS[rel]
     if r.group == "spatial":
         options = [r.converse] if r.converse else []
     else:
-        options = [p for p, q in RELATIONS.items() if q.group == "verb" and p != rel]
-    return [p for p in options if not RELATIONS[p].symmetric and not holds(scene, a.shape, p, b.shape)
-            and not (p == "pointing at" and a.shape == "arrow")]
+        options = [p for p, q in relations.items() if q.group == "verb" and p != rel]
+    return [p for p in options if not ALL_RELATIONS[p].symmetric and not holds(scene, a.shape, p, b.shape)
+            and not (p == "pointing at" and a.shape == "arrow") and _role_ok(a.shape, p, b.shape)]
 
 
-def relation_items(scenes: Sequence[Scene], sub: str, rng: np.random.Generator) -> list[Item]:
+def relation_items(scenes: Sequence[Scene], sub: str, rng: np.random.Generator,
+                   relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
     """Relation/<sub> (``action``: verb-like relations, ``spatial``): the fact vs a replaced relation phrase."""
     group = RELATION_GROUPS[sub]
     out = []
     for i, sc in enumerate(scenes):
         for a, rel, b in _facts(sc):
-            if RELATIONS[rel].group != group:
+            if ALL_RELATIONS[rel].group != group:
                 continue
-            options = relation_replacements(sc, a, rel, b)
+            options = relation_replacements(sc, a, rel, b, relations)
             if options:
                 out.append(Item(i, f"{a.shape} {rel} {b.shape}", f"{a.shape} {_pick(rng, options)} {b.shape}"))
     return out
 
 
-def items_for(spec: FileSpec, scenes: Sequence[Scene], image_size: int, rng: np.random.Generator) -> list[Item]:
-    """Every candidate item of one file (before the per-file cap)."""
+def items_for(spec: FileSpec, scenes: Sequence[Scene], image_size: int, rng: np.random.Generator,
+              relations: Mapping[str, Relation] = RELATIONS) -> list[Item]:
+    """Every candidate item of one file (before the per-file cap), in a world with the relations ``relations``."""
     group, kind, *rest = spec.data_type.split("/")
     if group == "Object":
-        return object_items(scenes, image_size, kind, rest[0], spec.name.removeprefix(f"{SOURCE}_"), rng)
+        return object_items(scenes, image_size, kind, rest[0], spec.name.removeprefix(f"{SOURCE}_"), rng, relations)
     if group == "Attribute":
-        return attribute_items(scenes, kind, rng)
-    return relation_items(scenes, kind, rng)
+        return attribute_items(scenes, kind, rng, relations)
+    return relation_items(scenes, kind, rng, relations)
 
 
 def cap(items: Sequence[Item], n: int, rng: np.random.Generator) -> list[Item]:
@@ -277,12 +328,14 @@ def image_path(scene: Scene) -> str:
 
 
 def build_files(scenes: Sequence[Scene], image_size: int, items_per_file: int,
-                rng: Callable[..., np.random.Generator]) -> dict[FileSpec, list[Item]]:
-    """Every non-empty file's items (each file draws from its own generator ``rng(result key)``)."""
+                rng: Callable[..., np.random.Generator],
+                relations: Mapping[str, Relation] = RELATIONS) -> dict[FileSpec, list[Item]]:
+    """Every non-empty file's items (each file draws from its own generator ``rng(result key)``), in a world with
+    the relations ``relations`` (default: the first world's)."""
     out = {}
     for spec in file_specs():
         gen = rng(spec.key)
-        items = cap(items_for(spec, scenes, image_size, gen), items_per_file, gen)
+        items = cap(items_for(spec, scenes, image_size, gen, relations), items_per_file, gen)
         if items:
             out[spec] = items
     return out
@@ -296,7 +349,7 @@ def build_vlchecklist(ctx: TwinContext) -> TwinResult:
     n = option(ctx.options, "items_per_file", DEFAULT_ITEMS_PER_FILE, NAME, minimum=1)
     split = ctx.split(SPLIT)
     scenes = split.scenes()
-    files = build_files(scenes, ctx.wcfg.image_size, n, lambda key: ctx.rng("file", key))
+    files = build_files(scenes, ctx.wcfg.image_size, n, lambda key: ctx.rng("file", key), ctx.wcfg.relations)
     if not files:
         raise ValueError(f"{ctx.world_dir / SPLIT}: no VL-CheckList item in any file ({len(scenes)} scenes)")
     root = ctx.folder("images", SOURCE)

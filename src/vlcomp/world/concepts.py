@@ -46,8 +46,10 @@ SUPPORT_SHAPES: tuple[str, ...] = ("bar",)
 *on* a bar ("sitting on") or hangs *from* it, never the reverse, so "a bar on a star" is implausible as text, as "a table on a cup"
 is in Visual Genome. Not a class of the zero-shot twins (they draw from :data:`SHAPES`)."""
 
-BAR_ASPECT = 0.3
-"""A bar's half-height over its half-width (its box is flat; the other shapes' boxes are square)."""
+BAR_ASPECT = 0.5
+"""A bar's half-height over its half-width (its box is twice as wide as high; the other shapes' boxes are square).
+A bar is always large, so it is 12 px high at 48 px: ARO keeps objects at least 1/4 of the image wide *and* high
+(catalog §2), and a flatter bar would never enter the VG twins."""
 
 MATERIALS: tuple[str, ...] = ("plain", "striped", "dotted")
 """Surface texture of a solid object."""

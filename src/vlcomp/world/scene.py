@@ -209,8 +209,10 @@ def _contains(outer: Obj, inner: Obj) -> bool:
 
 
 def _support(a: Obj, b: Obj) -> str | None:
-    """"sitting on" when ``a`` rests on bar ``b``'s top edge, "hanging from" when it hangs from its bottom edge (its centre
-    above the bar's span), else None. Only a bar supports; a bar supports nothing else's bar."""
+    """"sitting on" when ``a`` rests on bar ``b``'s top edge, "hanging from" when it hangs from its bottom edge (its
+    centre within the bar's span), else None. Only a bar supports, and never another bar. A contact also gives the
+    geometric relation it implies (above / below) and "next to", both ways, whatever the coordinates' rounding did
+    (a sub-pixel overlap would otherwise read as "in front of")."""
     if b.shape not in SUPPORT_SHAPES or a.shape in SUPPORT_SHAPES:
         return None
     ax0, ay0, ax1, ay1 = a.box
@@ -231,9 +233,12 @@ def compute_relations(objs: list[Obj], cfg: WorldConfig) -> list[tuple[int, str,
         for b in objs:
             if a.id == b.id:
                 continue
-            support = _support(a, b)
-            if support is not None:  # the contact replaces the geometric relation, as "covering" does
-                rels.append((a.id, support, b.id))
+            support, carried = _support(a, b), _support(b, a)
+            if support is not None:  # a contact: the role relation, the geometry it implies, and touching
+                rels += [(a.id, support, b.id), (a.id, "above" if support == "sitting on" else "below", b.id),
+                         (a.id, "next to", b.id)]
+            elif carried is not None:  # the bar's side of a contact: geometric only (a bar is on nothing)
+                rels += [(a.id, "below" if carried == "sitting on" else "above", b.id), (a.id, "next to", b.id)]
             elif _contains(a, b):
                 rels.append((a.id, "surrounding", b.id))
             elif _contains(b, a):
@@ -388,7 +393,7 @@ def sample_scene(rng: np.random.Generator, cfg: WorldConfig, image_id: str, *, w
         elif layout == "support":
             if attrs[1]["shape"] == "arrow":  # an arrow is drawn at any heading, which would break its contact
                 continue
-            attrs[0].update(shape=SUPPORT_SHAPES[0], state="solid")
+            attrs[0].update(shape=SUPPORT_SHAPES[0], size="large", state="solid")  # BAR_ASPECT: always large
             attrs[1].update(size="small", state="solid" if attrs[1]["state"] == "hollow" else attrs[1]["state"])
             if attrs[1]["material"] == "plain" and attrs[1]["state"] == "solid" and rng.random() < 0.5:
                 attrs[1]["material"] = str(MATERIALS[rng.integers(len(MATERIALS))])

@@ -14,6 +14,7 @@ from ... import comparison as C
 from ... import probes
 from ... import released_values as RV
 from ... import tree as TR
+from ...blind import CEILING_INTRO as BLIND_INTRO
 from ...collect import methods_of
 from ...render import Table
 from ...scaffold import NO_VERDICTS_REAL, TOY_ONLY, Part, Report, Section, rendered_elsewhere, tree_runs_table
@@ -65,6 +66,10 @@ SECTIONS = (
             'caption is plausible; "own - wrong" is what the model reads off the image. Real VG has strong priors '
             '("the grass is green", "the cup is on the table"); the toy world has them only through '
             '`world.colour_prior` and `world.layout_prior` (see World calibration and Deviations).')),
+    Section("Blind-text ceiling: every choice benchmark, own image, wrong image and a text-only reader",
+            (Part("blind_ceiling", T.blind_ceiling,
+                  missing="No blind-text ceiling yet (params `blind`; stage `evaluate_blind@<name>`)."),),
+            BLIND_INTRO),
     Section("Forgetting: zero-shot on concepts the COCO twin never shows",
             (Part("forgetting", T.forgetting,
                   missing="The world has no web-only concepts (`world.web_only_*` empty)."),),
@@ -155,13 +160,17 @@ SECTIONS = (
             '`pretrain:N` starts are N steps (batch 256) of web pretraining from random init; `base-fresh-image` '
             "is the pipeline's base with its image tower re-initialised (text tower kept). Single seed per start, "
             'one CPU thread each.'), level=3),
-    Section("Relation probe: can the pipeline's base learn relations at all?",
+    Section("Relation probe (P2, and the plasticity half of P4): can relations be learned at all?",
             (Part("relation_probe", lambda ctx: T.probe_blocks(_beside(ctx, "relation_probe.csv")),
                   missing=_missing("relation_probe.csv", "python scripts/probe_plasticity.py --colour-share 0 --out "
                                    "calibration/relation_probe.csv", "relation-probe results")),),
             ('The same probe with `colour_share` 0: every hard negative is the subject/object swap of its caption '
             '("a s2 REL a s1" against "a s1 REL a s2", colours named), the relation-only counterpart of the '
             "binding probe above, from the pipeline's base (chain b0) and, for comparison, from random init. "
+            "Rows with `nouns` *bare* train on VG-R's own form, bare shape nouns (\"a circle above a square\" "
+            "against \"a square above a circle\"), so no colour can stand in for a shape: from random init in a "
+            "clean two-object world (`world_clean`) and in the COCO twin (P2), and from bases pretrained for longer "
+            "(`base_model` e16 / e32: `scripts/probe_pretraining.py --save`; the plasticity half of P4). "
             '`rel_any` / `rel_lr` score the swap on whole `coco_test` images; at the last step `vgr_macro` is the '
             "pipeline's VG-Relation twin and `vgr_wrong_image` its wrong-image control. Single seed per start, "
             'one CPU thread each (`calibration/relation_probe.csv`).'), level=3),
@@ -184,6 +193,20 @@ SECTIONS = (
              "chain b0's base exactly as the `pretrain` stage does, on today's world, for several lengths, and "
              "scores each on P1's single-object images: zero-shot (the gate for a base that sees shapes) and with a "
              "linear probe on its frozen features."), level=3),
+    Section("P3 — can the models take up the world's priors?",
+            (Part("prior_uptake_probe", lambda ctx: probes.prior_uptake(_beside(ctx, "prior_uptake.csv")),
+                  missing=_missing("prior_uptake.csv", "python scripts/probe_priors.py", "prior-uptake results")),),
+            ("A text-only reader that knows the world's co-occurrence counts beats chance on both VG twins (the "
+             "blind-text ceiling), yet every model's wrong-image control sits at chance. `scripts/probe_priors.py` "
+             "separates \"the text tower cannot learn the prior\" from \"the fine-tune is too short, or the image "
+             "side dominates\"."), level=3),
+    Section("BatchNorm statistics as a noise source",
+            (Part("batchnorm_probe", lambda ctx: probes.batchnorm(_beside(ctx, "batchnorm_summary.csv")),
+                  missing=_missing("batchnorm_summary.csv", "python scripts/probe_batchnorm.py --models ...",
+                                   "BatchNorm-probe results")),),
+            ("The toy ResNet towers evaluate with running statistics left by their last training batches. "
+             "`scripts/probe_batchnorm.py` scores every chain's checkpoints both ways, so the spread that comes from "
+             "those statistics can be read off."), level=3),
     Section("What the mined negatives ask for",
             (Part("negative_composition",
                   lambda ctx: T.negative_composition(ctx, ctx.world_dir, T.mined_dir(ctx, ctx.mined_root))),),

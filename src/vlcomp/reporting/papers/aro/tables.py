@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ....benchmarks.retrieval import metric_key as retrieval_key
+from ...blind import BLIND_RUNS, BLIND_SOURCE, BlindResult, blind_values
 from ...collect import Methods, value
 from ...paper_values import lookup
 from ...render import cell, printed
@@ -96,6 +97,16 @@ def long_rows(summ: pd.DataFrame, methods: Methods, fields: Mapping[str, Any], k
     return rows
 
 
+def blind_rows(blind: Sequence[BlindResult], fields: Mapping[str, Any], key: str | None,
+               perturbation_key: str | None = None) -> list[dict[str, Any]]:
+    """One numeric row per blind-text reader that has ``key`` (:mod:`vlcomp.reporting.blind`: scene-graph counts, no
+    image, no training): its value, no spread and no n (it is no run over chains), no paper value."""
+    return [{**fields, "model": b.label, "method": b.name, "source": BLIND_SOURCE, "metric_key": key or "", "mean": v,
+             "spread": math.nan, "n": math.nan,
+             "perturbation_std": b.value(perturbation_key) if perturbation_key else math.nan, "paper": math.nan,
+             "paper_std": math.nan, "difference": math.nan, "note": BLIND_RUNS} for b, v in blind_values(blind, key)]
+
+
 def long_frame(rows: list[dict[str, Any]], fields: Iterable[str]) -> pd.DataFrame:
     """The rows as the table's CSV: numbers in their own columns, ``n`` an integer (empty where it means nothing)."""
     df = pd.DataFrame(rows, columns=[*fields, *LONG_COLUMNS])
@@ -109,7 +120,7 @@ def shown_wide(long: pd.DataFrame, index: Sequence[str], across: str, perturbati
     where the paper prints any value of it."""
     index = list(index)
     keys = list(dict.fromkeys(long[across]))
-    has_toy = {k: bool((long.loc[long[across] == k, "source"] == TOY).any()) for k in keys}
+    has_toy = {k: bool(long.loc[long[across] == k, "source"].isin([TOY, BLIND_SOURCE]).any()) for k in keys}
     has_paper = {k: bool(long.loc[long[across] == k, "paper"].notna().any()) for k in keys}
     columns: list[str] = []
     for k in keys:
@@ -133,19 +144,22 @@ def shown_wide(long: pd.DataFrame, index: Sequence[str], across: str, perturbati
 # --------------------------------------------------------------------------- the tables
 
 
-def table_t6(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    """ARO-T6, long: every row of Table 6 for every method."""
+def table_t6(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods,
+             blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
+    """ARO-T6, long: every row of Table 6 for every method; the blind-text ceiling beside them on the compositional
+    rows (the choice tasks it reads)."""
     rows = []
     for group, task, key, ds, metric in T6_ROWS:
-        rows += long_rows(summ, methods, {"artifact": "ARO-T6", "group": group, "task": task}, key,
-                          printed_cell(paper, "ARO-T6", ds, metric), paper_only=())
+        fields = {"artifact": "ARO-T6", "group": group, "task": task}
+        rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T6", ds, metric), paper_only=())
+        rows += blind_rows(blind, fields, key)
     return long_frame(rows, ("artifact", "group", "task"))
 
 
 def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], groups: dict[str, str],
-             methods: Methods) -> pd.DataFrame:
-    """ARO-T2, long: the macro rows, then per-relation accuracy of the toy models; the paper's numbers where a toy
-    relation has a Table 2 twin (and its sample count)."""
+             methods: Methods, blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
+    """ARO-T2, long: the macro rows, then per-relation accuracy of the toy models and of the blind-text ceiling;
+    the paper's numbers where a toy relation has a Table 2 twin (and its sample count)."""
     rows = []
     macro = (("Accuracy (overall, macro)", "aro/vg_relation/macro_acc", "overall"),
              ("Accuracy (spatial, macro)", "aro/vg_relation/spatial_macro_acc", "spatial"),
@@ -153,27 +167,33 @@ def table_t2(summ: pd.DataFrame, paper: pd.DataFrame, n_cases: dict[str, int], g
     for label, key, pgroup in macro:
         fields = {"relation": label, "relation group": "macro", "toy cases": math.nan, "paper samples": math.nan}
         rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T2", "vg_relation", "macro_acc", pgroup))
+        rows += blind_rows(blind, fields, key)
     for rel in sorted(n_cases, key=lambda r: (groups.get(r, "~"), r)):
         key = f"aro/vg_relation/rel/{rel.replace(' ', '_')}/acc"
         ps = lookup(paper, "ARO-T2", "vg_relation", "", "n_samples", rel)
         fields = {"relation": rel, "relation group": groups.get(rel, "excluded (symmetric)"),
                   "toy cases": n_cases[rel], "paper samples": math.nan if ps is None else ps}
         rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T2", "vg_relation", "acc", rel))
+        rows += blind_rows(blind, fields, key)
     return long_frame(rows, ("relation", "relation group", "toy cases", "paper samples"))
 
 
-def table_x1(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    """ARO-X1, long: VG-Attribution macro accuracy (the paper's in-text numbers)."""
-    return long_frame(long_rows(summ, methods, {"task": "VG-A macro acc"}, "aro/vg_attribution/macro_acc",
-                                printed_cell(paper, "ARO-X1", "vg_attribution", "macro_acc")), ("task",))
+def table_x1(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods,
+             blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
+    """ARO-X1, long: VG-Attribution macro accuracy (the paper's in-text numbers), and the blind-text ceiling's."""
+    key, fields = "aro/vg_attribution/macro_acc", {"task": "VG-A macro acc"}
+    rows = long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-X1", "vg_attribution", "macro_acc"))
+    return long_frame(rows + blind_rows(blind, fields, key), ("task",))
 
 
-def table_x2(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
-    """ARO-X2, long: VG-Relation spatial and verb macro accuracy."""
+def table_x2(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods,
+             blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
+    """ARO-X2, long: VG-Relation spatial and verb macro accuracy, and the blind-text ceiling's."""
     rows = []
     for g, key in (("spatial", "aro/vg_relation/spatial_macro_acc"), ("verbs", "aro/vg_relation/verbs_macro_acc")):
         rows += long_rows(summ, methods, {"relation group": g}, key,
                           printed_cell(paper, "ARO-T2", "vg_relation", "macro_acc", g))
+        rows += blind_rows(blind, {"relation group": g}, key)
     return long_frame(rows, ("relation group",))
 
 
@@ -202,19 +222,25 @@ def own_minus_wrong_key(own: str) -> str:
     raise ValueError(f"no own - wrong image key for {own!r}")
 
 
-def table_wrong_image(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+def table_wrong_image(summ: pd.DataFrame, methods: Methods, blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
     """The wrong-image control (not a paper artifact), long: each case (VG-R, VG-A and the caption-level relation
     benchmarks) scored with its own image and with another case's image. What survives the wrong image is a
     language prior over which caption is plausible; the rest, "own - wrong" (a per-model difference,
     :func:`own_minus_wrong_key`), is what the model reads off the image. "text cos(true, false)" (VG only) is the
     mean cosine between the two captions' text embeddings (near 1: the text tower hardly tells a caption from its
-    swap)."""
+    swap). The blind-text ceiling is one more row: its own-image and wrong-image values are the same (it reads no
+    image), so its "own - wrong" is 0, and it has no text tower (no cosine)."""
     rows = []
     for task, own, wrong, cos in WRONG_IMAGE_ROWS:
         measures = [("own image", own), ("wrong image", wrong), ("own - wrong", own_minus_wrong_key(own))]
         for what, key in measures + ([("text cos(true, false)", cos)] if cos else []):
             rows += long_rows(summ, methods, {"task": task, "measure": f"{task}, {what}"}, key, lambda m: None,
                               paper_only=())
+        for what, key in measures[:2]:
+            rows += blind_rows(blind, {"task": task, "measure": f"{task}, {what}"}, key)
+        for b, v in blind_values(blind, own):
+            rows += [{**r, "metric_key": "", "mean": v - b.value(wrong)}
+                     for r in blind_rows([b], {"task": task, "measure": f"{task}, own - wrong"}, wrong)]
     return long_frame(rows, ("task", "measure"))
 
 
@@ -236,14 +262,16 @@ def table_forgetting(summ: pd.DataFrame, methods: Methods) -> pd.DataFrame:
     return long_frame(rows, ("task", "measure"))
 
 
-def table_t5(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods) -> pd.DataFrame:
+def table_t5(summ: pd.DataFrame, paper: pd.DataFrame, methods: Methods,
+             blind: Sequence[BlindResult] = ()) -> pd.DataFrame:
     """ARO-T5, long: Order accuracy per model, its spread over chains and, separately, its std over perturbation
-    seeds (the quantity the paper's ± stands for); the chance row."""
+    seeds (the quantity the paper's ± stands for); the blind-text ceiling's row; the chance row."""
     rows = []
     for ds, label, key in ORDER_ROWS:
         fields = {"dataset": label, "measure": "Accuracy"}
         rows += long_rows(summ, methods, fields, key, printed_cell(paper, "ARO-T5", ds, "acc"),
                           perturbation_key=f"{key}_std")
+        rows += blind_rows(blind, fields, key, perturbation_key=f"{key}_std")
         rows.append({**fields, "model": "chance", "method": "chance", "source": "chance", "metric_key": "",
                      "mean": ORDER_CHANCE, "spread": math.nan, "n": math.nan, "perturbation_std": math.nan,
                      "paper": lookup(paper, "ARO-T5", ds, "chance", "acc") or math.nan, "paper_std": math.nan,

@@ -24,6 +24,7 @@ import pandas as pd  # noqa: E402
 
 from ....io import read_json  # noqa: E402
 from ....world import Split  # noqa: E402
+from ...blind import BlindResult, ceiling_long, ceiling_notes, ceiling_wide, read_blind  # noqa: E402
 from ...collect import (  # noqa: E402
     Methods,
     collect,
@@ -63,6 +64,7 @@ class ReportContext:
     metrics_dir: Path
     calibration_csv: Path = Path("calibration/aro_world.csv")  # the world-calibration sweep; its folder holds the probes'
     mined_root: Path = Path("data/mined")
+    blind: tuple[BlindResult, ...] = ()  # the blind-text ceilings (metrics/blind/<name>/): reference rows, no method
 
     @property
     def profile(self) -> str:
@@ -78,7 +80,7 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
     """The collected metrics (:func:`vlcomp.reporting.collect.collect`, chains from provenance and params) with the
     derived per-model metrics (own - wrong image, the radar's retrieval means), ARO's printed values and the
     params; ``calibration_csv`` (its folder holds the probes' CSVs) and ``mined_root`` for the calibration and
-    training-data sections."""
+    training-data sections; the blind-text ceilings params define (:func:`vlcomp.reporting.blind.read_blind`)."""
     params = read_params(params_path)
     long = collect(metrics_dir, params, paper_scope(params, NAME).models)
     for _, own, wrong, _ in tables.WRONG_IMAGE_ROWS:
@@ -87,7 +89,7 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
         long = with_mean(long, tables.radar_retrieval_key(ds), tables.radar_retrieval_parts(ds))
     return ReportContext(long, summary(long), load_paper_values(NAME), params, Path(world_dir), Path(benchmarks_dir),
                          Path(models_dir), methods_of(params, NAME), Path(metrics_dir), Path(calibration_csv),
-                         Path(mined_root))
+                         Path(mined_root), tuple(read_blind(metrics_dir, params)))
 
 
 def mined_dir(ctx: ReportContext, mined_root: str | Path) -> Path:
@@ -176,9 +178,17 @@ def _perturbation_legend(what: str, n: int | None) -> str:
             "compare it with this column.")
 
 
+def _blind_note(ctx: ReportContext) -> tuple[str, ...]:
+    """The line under a table with a blind-text ceiling row or column."""
+    if not ctx.blind:
+        return ()
+    return (f"*{ctx.blind[0].label}*: a text-only reader of the scene-graph counts of split `{ctx.blind[0].split}` "
+            "(no image, no training; section *Blind-text ceiling*), one deterministic value: no spread.",)
+
+
 def t6(ctx: ReportContext) -> Table:
-    long = tables.table_t6(ctx.summ, ctx.paper_values, ctx.methods)
-    return _long_table(long, ["group", "task"], "model", ctx.legend(_keys(long)), ("ARO-T6",))
+    long = tables.table_t6(ctx.summ, ctx.paper_values, ctx.methods, ctx.blind)
+    return _long_table(long, ["group", "task"], "model", ctx.legend(_keys(long)), ("ARO-T6",), extra=_blind_note(ctx))
 
 
 def t2(ctx: ReportContext) -> Table:
@@ -189,26 +199,37 @@ def t2(ctx: ReportContext) -> Table:
     records = read_json(inputs["aro_vg_relation"])
     groups = read_json(inputs["aro_relation_groups"]) if inputs.get("aro_relation_groups") else VG_RELATION_GROUP_OF
     n_cases = pd.Series([r["relation_name"] for r in records]).value_counts().to_dict()
-    long = tables.table_t2(ctx.summ, ctx.paper_values, n_cases, groups, ctx.methods)
+    long = tables.table_t2(ctx.summ, ctx.paper_values, n_cases, groups, ctx.methods, ctx.blind)
     return _long_table(long, ["relation", "relation group", "toy cases", "paper samples"], "model",
-                       ctx.legend(_keys(long)), ("ARO-T2",))
+                       ctx.legend(_keys(long)), ("ARO-T2",), extra=_blind_note(ctx))
 
 
 def x1(ctx: ReportContext) -> Table:
-    long = tables.table_x1(ctx.summ, ctx.paper_values, ctx.methods)
-    return _long_table(long, ["model"], "task", ctx.legend(_keys(long)), ("ARO-X1",))
+    long = tables.table_x1(ctx.summ, ctx.paper_values, ctx.methods, ctx.blind)
+    return _long_table(long, ["model"], "task", ctx.legend(_keys(long)), ("ARO-X1",), extra=_blind_note(ctx))
 
 
 def x2(ctx: ReportContext) -> Table:
-    long = tables.table_x2(ctx.summ, ctx.paper_values, ctx.methods)
-    return _long_table(long, ["model"], "relation group", ctx.legend(_keys(long)), ("ARO-X2",))
+    long = tables.table_x2(ctx.summ, ctx.paper_values, ctx.methods, ctx.blind)
+    return _long_table(long, ["model"], "relation group", ctx.legend(_keys(long)), ("ARO-X2",),
+                       extra=_blind_note(ctx))
 
 
 def wrong_image(ctx: ReportContext) -> Table:
-    long = tables.table_wrong_image(ctx.summ, ctx.methods)
+    long = tables.table_wrong_image(ctx.summ, ctx.methods, ctx.blind)
     return _long_table(long, ["model"], "measure", ctx.legend(_keys(long)),
                        extra=("*own - wrong* is computed per model (own-image minus wrong-image macro accuracy), "
-                              "then averaged over its chains.",))
+                              "then averaged over its chains.", *_blind_note(ctx)))
+
+
+def blind_ceiling(ctx: ReportContext) -> Table | None:
+    """Every choice benchmark: the blind-text ceiling beside each method's own-image and wrong-image scores
+    (:func:`vlcomp.reporting.blind.ceiling_long`); None when no blind reader has run."""
+    if not ctx.blind:
+        return None
+    long = ceiling_long(ctx.summ, ctx.methods, ctx.methods.order, ctx.blind, ctx.params["evaluate"]["benchmarks"])
+    keys = [k for k in dict.fromkeys(long["metric_key"]) if k]
+    return Table(long, ceiling_wide(long), ctx.legend(keys), ceiling_notes(ctx.blind))
 
 
 def forgetting(ctx: ReportContext) -> Table | None:
@@ -221,10 +242,10 @@ def forgetting(ctx: ReportContext) -> Table | None:
 
 
 def t5(ctx: ReportContext) -> Table:
-    long = tables.table_t5(ctx.summ, ctx.paper_values, ctx.methods)
+    long = tables.table_t5(ctx.summ, ctx.paper_values, ctx.methods, ctx.blind)
     n = int((ctx.params.get("benchmarks") or {}).get("order_seeds") or 0) or None
     return _long_table(long, ["dataset", "model"], "measure", ctx.legend(_keys(long)), ("ARO-T5",), perturbation=True,
-                       extra=(_perturbation_legend("Order perturbation", n),))
+                       extra=(_perturbation_legend("Order perturbation", n), *_blind_note(ctx)))
 
 
 def _shuffled(ctx: ReportContext, artifact: str) -> Table:
@@ -528,13 +549,25 @@ def negative_composition(ctx: ReportContext, world_dir: str | Path, mined_dir: s
 PLASTICITY_METRICS = ("col_rel", "rel_any", "rel_lr")
 
 
+PROBE_RUN = ["start", "base_model", "world", "nouns", "colour_share", "pretrain_samples", "arch", "lr", "seed"]
+"""The columns that name one probe run (scripts/probe_plasticity.py)."""
+
+
 def _read_plasticity(path: str | Path) -> pd.DataFrame | None:
-    """The probe's CSV; rows written before ``--colour-share`` existed used one colour swap in two (0.5)."""
+    """The probe's CSV, with the defaults of rows written before an option existed: one colour swap in two (0.5),
+    colour-named captions, the pipeline's world and, for the ``base*`` starts, the pipeline's chain-b0 base."""
     df = _read_csv(path)
     if df is None:
         return None
     if "colour_share" not in df:
         df.insert(1, "colour_share", 0.5)
+    if "nouns" not in df:
+        df.insert(1, "nouns", "colour")
+    if "world" not in df:
+        df.insert(1, "world", "world")
+    if "base_model" not in df:
+        df.insert(1, "base_model", df["start"].map(lambda s: "b0" if str(s).startswith("base") else ""))
+    df["base_model"] = df["base_model"].fillna("")
     return df
 
 
@@ -543,7 +576,7 @@ def plasticity_table(path: str | Path) -> pd.DataFrame | None:
     df = _read_plasticity(path)
     if df is None:
         return None
-    keys = ["start", "colour_share", "pretrain_samples", "arch", "lr", "seed"]
+    keys = PROBE_RUN
     first = df.sort_values("step").groupby(keys, sort=False).first().reset_index()
     last = df.sort_values("step").groupby(keys, sort=False).last().reset_index()
     extra = [c for c in ("col_and", "vga_macro", "vga_colour", "vgr_macro", "vgr_wrong_image") if c in last]
@@ -569,9 +602,11 @@ def plasticity_figure(path: str | Path) -> Figure | None:
     if df is None:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
-    for (start, share, seed), g in df.groupby(["start", "colour_share", "seed"], sort=True):
+    for (start, base, world, nouns, share, seed), g in df.groupby(
+            ["start", "base_model", "world", "nouns", "colour_share", "seed"], sort=True):
         g = g.sort_values("step")
-        label = f"{start}, {share:.0%} colour swaps (seed {seed})"
+        label = (f"{start}{' ' + base if base else ''}, {world}, "
+                 + ("bare nouns" if nouns == "bare" else f"{share:.0%} colour swaps") + f" (seed {seed})")
         axes[0].plot(g["samples"], g["col_rel"], marker="o", label=label)
         axes[1].plot(g["samples"], g["rel_any"], marker="o", label=label)
     for ax, title in zip(axes, ("colour binding: true vs colour swap", "relation: true vs subject/object swap"),

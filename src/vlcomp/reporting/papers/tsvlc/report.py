@@ -11,6 +11,7 @@ from __future__ import annotations
 from ... import comparison as C
 from ... import released_values as RV
 from ... import tree as TR
+from ...blind import CEILING_INTRO as BLIND_INTRO
 from ...render import Table
 from ...scaffold import NO_VERDICTS_REAL, TOY_ONLY, Covered, Part, Report, Section, rendered_elsewhere
 from . import NAME
@@ -65,6 +66,10 @@ SECTIONS = (
             (Part("zeroshot_elevater_tasks", T.zeroshot_tasks), Part("wrong_image_control", T.wrong_image)),
             ('Not paper artifacts. The ELEVATER twin per task (the paper prints only the 21-task mean), and '
             "VL-CheckList scored with each item's own image and with another item's image.")),
+    Section("Blind-text ceiling: every choice benchmark, own image, wrong image and a text-only reader",
+            (Part("blind_ceiling", T.blind_ceiling,
+                  missing="No blind-text ceiling yet (params `blind`; stage `evaluate_blind@<name>`)."),),
+            BLIND_INTRO),
     Section("TSVLC-S2 — rule-based and unmasking negatives",
             (Part("TSVLC-S2_word_lists", lambda ctx: T.word_lists(), ("TSVLC-S2",)),
              Part("TSVLC-S2_generators", T.generator_summary),

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...blind import BLIND_RUNS, BlindResult
 from ...collect import Methods, chains, value
 from ...tree import BASE_METHOD, Chain
 from . import printed as P
@@ -153,6 +154,21 @@ def t1a_rows(cross: Iterable[str] = ()) -> list[tuple[str, P.Row | None, str]]:
 
 def t2_rows() -> list[tuple[str, P.Row | None, str]]:
     return [(r.method, r, "") for r in P.TABLE2 if r.method]
+
+
+def with_blind(long: pd.DataFrame, blind: Sequence[BlindResult], columns: Sequence[tuple[str, str, str]],
+               fields: dict[str, Any] | None = None) -> pd.DataFrame:
+    """``long`` (a :func:`paper_table`) plus one row per blind-text reader (:mod:`vlcomp.reporting.blind`: the
+    scene-graph counts of one split, no image, no training): its value of each column's key, no spread, no delta,
+    no paper value. Unchanged without readers."""
+    rows = [{**(fields or {}), "row": b.label, "method": b.name, "paper_row": "", "column": label, "metric_key": key,
+             "runs": BLIND_RUNS, "mean": b.value(key), "spread": math.nan, "n": pd.NA, "delta_mean": math.nan,
+             "delta_spread": math.nan, "paper": math.nan, "paper_text": "", "paper_delta": math.nan,
+             "paper_delta_text": "", "difference": math.nan, "note": ""}
+            for b in blind for label, _, key in columns]
+    if not rows:
+        return long
+    return pd.concat([long, pd.DataFrame(rows, columns=long.columns)], ignore_index=True).astype({"n": "Int64"})
 
 
 T3_REFERENCE = "toy reference row: the paper prints no per-subtype values for it (Fig. 3 only)"

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ....world import Split
+from ...blind import BlindResult, ceiling_long, ceiling_notes, ceiling_wide, read_blind
 from ...collect import (
     LONG_COLUMNS,
     Methods,
@@ -58,6 +59,7 @@ class ReportContext:
     models_dir: Path
     metrics_dir: Path
     mined_root: Path
+    blind: tuple[BlindResult, ...] = ()  # the blind-text ceilings (metrics/blind/<name>/): reference rows, no method
 
     @property
     def profile(self) -> str:
@@ -109,7 +111,8 @@ def load(metrics_dir: str, world_dir: str, models_dir: str, params_path: str,
     long = tables.with_delta_vs_base(long, keys)
     aro = methods_of(params, "aro")
     return ReportContext(long, summary(long), params, methods_of(params, NAME), tuple(aro.order[1:]),
-                         Path(world_dir), Path(models_dir), Path(metrics_dir), Path(mined_root))
+                         Path(world_dir), Path(models_dir), Path(metrics_dir), Path(mined_root),
+                         tuple(read_blind(metrics_dir, params)))
 
 
 def _present(ctx: ReportContext, methods: list[str] | tuple[str, ...]) -> bool:
@@ -175,12 +178,14 @@ def _shown_methods(long: pd.DataFrame) -> list[str]:
 
 
 def t1a(ctx: ReportContext) -> Table:
-    long = tables.table_t1a(ctx.long, ctx.summ, ctx.all_methods, ctx.cross)
+    long = tables.with_blind(tables.table_t1a(ctx.long, ctx.summ, ctx.all_methods, ctx.cross), ctx.blind,
+                             P.T1_COLUMNS, {"artifact": "TSVLC-T1a"})
     cross = ", ".join(ctx.all_methods.label(m) for m in ctx.cross)
     extra = [f"*Cross-evaluation rows* ({cross}): {tables.CROSS}; they run the same VL-CheckList and "
              "ELEVATER twins."] if ctx.cross else []
     return Table(long, ctx.wide(long), ctx.legend(_keys(long), _shown_methods(long)),
-                 [DELTA_LEGEND.format(cells=ctx.measured.capitalize()), *extra, *paper_notes(("TSVLC-T1a",))])
+                 [DELTA_LEGEND.format(cells=ctx.measured.capitalize()), *extra, *_blind_note(ctx),
+                  *paper_notes(("TSVLC-T1a",))])
 
 
 SECTION_ARTIFACTS = tuple(a for a in P.SECTIONS if a != "TSVLC-T1a")
@@ -194,28 +199,31 @@ def section_markdown(artifact: str, toy: bool = True) -> str:
 
 def t1_section(ctx: ReportContext, artifact: str) -> Table:
     """TSVLC-T1b..T1g: one section of Table 1, deltas against the section's first row on the same chain."""
-    long = tables.table_t1_section(ctx.long, ctx.summ, ctx.all_methods, artifact)
+    long = tables.with_blind(tables.table_t1_section(ctx.long, ctx.summ, ctx.all_methods, artifact), ctx.blind,
+                             P.T1_COLUMNS, {"artifact": artifact})
     baseline = ctx.all_methods.label(long["method"].iloc[0]) if len(long) else "?"
     return Table(long, ctx.wide(long), ctx.legend(_keys(long), _shown_methods(long)),
                  [f"{ctx.measured.capitalize()} cells in percent; (Δ ...) = the row minus the section's first row ({baseline}) on the same "
                   "chain, as the paper's deltas are against its section's baseline. Every row of this section "
                   "runs on chain b0 only (one seed: an ablation-grade row, no spread) unless its runs column "
-                  "says otherwise.", *paper_notes((artifact,))])
+                  "says otherwise.", *_blind_note(ctx), *paper_notes((artifact,))])
 
 
 def t2(ctx: ReportContext) -> Table:
-    long = tables.table_t2(ctx.long, ctx.summ, ctx.all_methods)
+    long = tables.with_blind(tables.table_t2(ctx.long, ctx.summ, ctx.all_methods), ctx.blind, P.T1_COLUMNS,
+                             {"artifact": "TSVLC-T2"})
     return Table(long, ctx.wide(long), ctx.legend(_keys(long), _shown_methods(long)),
                  [DELTA_LEGEND.format(cells=ctx.measured.capitalize()), "*w/o Neg Loss* here: the RB+LLM negatives appended to the contrastive "
-                  "loss's image->text columns, no separate negatives loss (`loss_args`).",
+                  "loss's image->text columns, no separate negatives loss (`loss_args`).", *_blind_note(ctx),
                   *paper_notes(("TSVLC-T2",))])
 
 
 def t3(ctx: ReportContext) -> Table:
-    long = tables.table_t3(ctx.long, ctx.summ, ctx.all_methods)
+    long = tables.with_blind(tables.table_t3(ctx.long, ctx.summ, ctx.all_methods), ctx.blind, P.T3_COLUMNS,
+                             {"artifact": "TSVLC-T3"})
     return Table(long, ctx.wide(long, deltas=False), ctx.legend(_keys(long), _shown_methods(long)),
                  [f"{ctx.measured.capitalize()} cells in percent: mean ± sample sd over the row's chains; paper cells as printed "
-                  "(Table 3 prints no deltas).", *paper_notes(("TSVLC-T3",))])
+                  "(Table 3 prints no deltas).", *_blind_note(ctx), *paper_notes(("TSVLC-T3",))])
 
 
 def t3_check(ctx: ReportContext) -> tuple[Table, Table]:
@@ -301,11 +309,39 @@ def s1(ctx: ReportContext) -> Table | None:
 
 def wrong_image(ctx: ReportContext) -> Table:
     shown = list(ctx.all_methods.order)
-    long = tables.table_wrong_image(ctx.long, ctx.summ, ctx.all_methods, shown)
+    long = tables.with_blind(tables.table_wrong_image(ctx.long, ctx.summ, ctx.all_methods, shown), ctx.blind,
+                             tables.WRONG_IMAGE_COLUMNS, {"artifact": "wrong-image control"})
     return Table(long, tables.shown_wide(long, deltas=False), ctx.legend(_keys(long), shown),
                  ["Not a paper artifact. Each item is also scored with another item's image (a seeded "
                   "derangement); accuracy that survives the wrong image comes from the text alone (a prior "
-                  "over which caption is plausible), the rest is read off the image."])
+                  "over which caption is plausible), the rest is read off the image.", *_blind_note(ctx)])
+
+
+def blind_ceiling(ctx: ReportContext) -> Table | None:
+    """Every choice benchmark: the blind-text ceiling beside the main methods' (and the cross-evaluated ARO
+    methods') own-image and wrong-image scores, in percent (:func:`vlcomp.reporting.blind.ceiling_long`); None
+    when no blind reader has run."""
+    if not ctx.blind:
+        return None
+    shown = [m for m in MAIN if m == BASE_METHOD or m in ctx.methods] + list(ctx.cross)
+    long = ceiling_long(ctx.summ, ctx.all_methods, shown, ctx.blind, ctx.params["evaluate"]["benchmarks"])
+    keys = [k for k in dict.fromkeys(long["metric_key"]) if k]
+    return Table(long, ceiling_wide(long, _pct_runs), ctx.legend(keys, shown) + " Percent; (n=1): that method's "
+                 "run on chain b0 alone was scored on this benchmark.", ceiling_notes(ctx.blind))
+
+
+def _pct_runs(mean: float, spread: float, n: float) -> str:
+    """A percent cell that says when it is a single run (the ceiling table has no runs column)."""
+    text = tables.pct(mean, spread, n)
+    return f"{text} (n=1)" if text and n == 1 else text
+
+
+def _blind_note(ctx: ReportContext) -> list[str]:
+    """The line under a table with a blind-text ceiling row."""
+    if not ctx.blind:
+        return []
+    return [f"*{ctx.blind[0].label}*: a text-only reader of the scene-graph counts of split `{ctx.blind[0].split}` "
+            "(no image, no training; section *Blind-text ceiling*), one deterministic value: no spread, no delta."]
 
 
 def zeroshot_tasks(ctx: ReportContext) -> Table:
