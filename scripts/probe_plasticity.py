@@ -58,7 +58,7 @@ from vlcomp.text.tokenizer import get_tokenizer  # noqa: E402
 from vlcomp.tracking import git_commit  # noqa: E402
 from vlcomp.train.loop import lr_at  # noqa: E402
 from vlcomp.world import Split  # noqa: E402
-from vlcomp.world.concepts import RELATIONS  # noqa: E402
+from vlcomp.world.concepts import ALL_RELATIONS  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SPATIAL = ("to the left of", "to the right of", "above", "below")
@@ -70,7 +70,7 @@ def facts(split: Split) -> list[tuple[int, object, str, object]]:
     for i, sc in enumerate(split.scenes()):
         for s, rel, o in sc.relations:
             a, b = sc.obj(s), sc.obj(o)
-            if not RELATIONS[rel].symmetric and a.shape != b.shape:
+            if not ALL_RELATIONS[rel].symmetric and a.shape != b.shape:
                 out.append((i, a, rel, b))
     return out
 
@@ -128,8 +128,9 @@ def vgr_scores(model, tok, bench: Path, seed: int) -> dict[str, float]:
             "vgr_wrong_image": round(float(m["aro/vg_relation/wrong_image_macro_acc"]), 4)}
 
 
-def start_model(start: str, arch: str, base: Path, seed: int, world: Path, tok) -> tuple[torch.nn.Module, int]:
-    spec = ModelSpec(arch, None, "world", 32)
+def start_model(start: str, arch: str, base: Path, seed: int, world: Path, tok,
+                tokenizer: str = "world") -> tuple[torch.nn.Module, int]:
+    spec = ModelSpec(arch, None, tokenizer, 32)
     fresh = create_model(spec, init_seed=derive_seed(seed, "probe", "init"))
     if start == "scratch":
         return fresh, 0
@@ -137,7 +138,7 @@ def start_model(start: str, arch: str, base: Path, seed: int, world: Path, tok) 
         steps = int(start.split(":")[1])
         pretrain(fresh, tok, Split(world, "web"), steps, np_rng(seed, "probe", "pretrain"))
         return fresh, steps * 256
-    model = create_model(ModelSpec(arch, str(base / "model.pt"), "world", 32))
+    model = create_model(ModelSpec(arch, str(base / "model.pt"), tokenizer, 32))
     if start in ("base-fresh-image", "base-fresh-text"):
         sd, fs = model.state_dict(), fresh.state_dict()
         for k in sd:
@@ -187,6 +188,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--colour-share", type=float, default=0.5,
                    help="share of hard negatives that are colour swaps (the rest: subject/object swaps)")
+    p.add_argument("--tokenizer", default="world", help="world (the first world) or world-v2 (a candidate world's)")
     p.add_argument("--nouns", choices=("colour", "bare"), default="colour",
                    help="noun phrases of the training captions and negatives (bare: shape nouns only)")
     p.add_argument("--benchmarks", default=str(REPO / "data" / "benchmarks"),
@@ -198,8 +200,8 @@ def main() -> None:
     if args.nouns == "bare":
         args.colour_share = 0.0  # bare nouns have no colours to swap
     world = Path(args.world)
-    tok = get_tokenizer("world", args.arch, 32)
-    model, pre_samples = start_model(args.start, args.arch, Path(args.base), args.seed, world, tok)
+    tok = get_tokenizer(args.tokenizer, args.arch, 32)
+    model, pre_samples = start_model(args.start, args.arch, Path(args.base), args.seed, world, tok, args.tokenizer)
     train_split, test_split = Split(world, "coco_train"), Split(world, "coco_test")
     train_facts, cases = facts(train_split), tests(test_split)
     images = train_split.images

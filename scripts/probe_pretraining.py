@@ -13,7 +13,8 @@ same seed, recipe and data) for several lengths (``--epochs``), and scores each 
 
 The 2-epoch run repeats the stage's recipe; it is not bitwise the stage's model when the thread count differs.
 
-The world is today's: only the pretraining length changes. One row per length is written to ``--out`` (rows with
+The world is the ``--world`` folder's (``world``: the pipeline's ``data/world``; another, e.g. a candidate world from
+``scripts/make_world.py`` with its ``--params``, names its rows by its folder): only the pretraining length changes. One row per length is written to ``--out`` (rows with
 the same length and seed are replaced); ``seconds`` and ``git_commit`` are the only fields that are not a function
 of the seed.
 
@@ -101,7 +102,7 @@ def main() -> None:
         mean, std = ftr.mean(0), ftr.std(0) + 1e-6
         head = fit_linear((ftr - mean) / std, ytr, 0)
         steps = int(history[-1]["step"]) if history else 0
-        row = {"probe": "P4", "base": args.base, "seed": seed, "arch": spec.arch, "epochs": epochs, "steps": steps,
+        row = {"probe": "P4", "world": Path(args.world).name, "base": args.base, "seed": seed, "arch": spec.arch, "epochs": epochs, "steps": steps,
                "samples": steps * int(params["pretrain"]["batch_size"]),
                "final_loss": round(float(history[-1]["contrastive_loss"]), 4) if history else np.nan}
         for s, (xe, ye) in evalsets.items():
@@ -112,7 +113,7 @@ def main() -> None:
                 "git_commit": git_commit(REPO)}
         print(row, flush=True)
         rows.append(row)
-        merge_rows(Path(args.out), pd.DataFrame([row]), {k: row[k] for k in ("probe", "base", "seed", "epochs")})
+        merge_rows(Path(args.out), pd.DataFrame([row]), {k: row[k] for k in ("probe", "world", "base", "seed", "epochs")})
 
 
 if __name__ == "__main__":

@@ -93,8 +93,14 @@ def test_pretraining_table_and_target(tmp_path):
     pd.DataFrame(rows).to_csv(tmp_path / "p4.csv", index=False)
     (_, summary), (_, table) = pretraining(tmp_path / "p4.csv")
     assert list(table.data["epochs"]) == [2, 4]  # sorted by length
-    assert summary.startswith("Best zero-shot small-object shape accuracy: 0.500 after 4 epochs (119,808 samples)")
+    assert summary.startswith("world: best zero-shot small-object shape accuracy 0.500 after 4 epochs "
+                              "(119,808 samples)")  # rows without a world column: the pipeline's world
     assert summary.endswith("not met.") and P4_ZS_TARGET == 0.7
     rows[0]["zs_small"], rows[0]["zs_large"] = 0.7, 0.75  # both sizes at the target
+    rows.append({**rows[1], "world": "world_v2", "zs_small": 0.9, "zs_large": 0.95})  # another world: its own summary
     pd.DataFrame(rows).to_csv(tmp_path / "p4.csv", index=False)
-    assert pretraining(tmp_path / "p4.csv")[0][1].endswith("target 0.7: met.") and pretraining(tmp_path / "nope.csv") is None
+    (_, summary), (_, table) = pretraining(tmp_path / "p4.csv")
+    assert "world: best zero-shot small-object shape accuracy 0.700 after 4 epochs" in summary
+    assert "target 0.7 met. world_v2: best zero-shot small-object shape accuracy 0.900 after 2 epochs" in summary and summary.endswith("met.")
+    assert list(table.data["world"]) == ["world", "world", "world_v2"]
+    assert pretraining(tmp_path / "nope.csv") is None

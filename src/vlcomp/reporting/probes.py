@@ -144,19 +144,28 @@ def pretraining(path: str | Path) -> list[tuple[str, Table]] | None:
     path = Path(path)
     if not path.exists():
         return None
-    df = pd.read_csv(path).sort_values(["base", "epochs"]).reset_index(drop=True)
-    cols = ["base", "epochs", "steps", "samples", "final_loss", "zs_small", "zs_large", "lin_small", "lin_large"]
+    df = pd.read_csv(path)
+    if "world" not in df:  # rows before the column: the pipeline's world
+        df.insert(1, "world", "world")
+    df["world"] = df["world"].fillna("world")
+    df = df.sort_values(["world", "base", "epochs"]).reset_index(drop=True)
+    cols = ["world", "base", "epochs", "steps", "samples", "final_loss", "zs_small", "zs_large", "lin_small",
+            "lin_large"]
     data = df[cols]
     shown = data.copy()
     for c in ("zs_small", "zs_large", "lin_small", "lin_large"):
         shown[c] = shown[c].map(lambda v: f"{v:.3f}")
-    best = df.loc[df["zs_small"].idxmax()]
-    summary = (f"Best zero-shot small-object shape accuracy: {best['zs_small']:.3f} after {best['epochs']:g} epochs "
-               f"({int(best['samples']):,} samples); target {P4_ZS_TARGET:g}: "
-               + ("met." if (df[["zs_small", "zs_large"]].min(axis=1) >= P4_ZS_TARGET).any() else "not met."))
+    parts = []
+    for world, g in df.groupby("world", sort=True):
+        best = g.loc[g["zs_small"].idxmax()]
+        met = (g[["zs_small", "zs_large"]].min(axis=1) >= P4_ZS_TARGET).any()
+        parts.append(f"{world}: best zero-shot small-object shape accuracy {best['zs_small']:.3f} after "
+                     f"{best['epochs']:g} epochs ({int(best['samples']):,} samples), target {P4_ZS_TARGET:g} "
+                     + ("met." if met else "not met."))
+    summary = " ".join(parts)
     return [("", summary), ("", Table(data, shown, legend=(
-        "One pretraining run per length, chain b0's seed and recipe (`pretrain` params) with only `pretrain.epochs` "
-        "changed; the 2-epoch row re-runs the pipeline's base recipe (same seed and data; not bitwise the stage's model, "
+        "One pretraining run per world and length, chain b0's seed and recipe (`pretrain` params) with only "
+        "`pretrain.epochs` changed (`world`: the pipeline's; `world_v2`: the candidate world of `docs/world_v2.md`); the 2-epoch row re-runs the pipeline's base recipe (same seed and data; not bitwise the stage's model, "
         "which ran with the stage's thread settings); epochs 0 is the untrained initialisation. zs_*: zero-shot shape accuracy over 8 shapes (the "
         "zero-shot twins' prompt templates), lin_*: a linear probe on the frozen image features (10,240 images); "
         f"both on P1's 800 held-out single-object images per size class at today's sizes. Chance {1 / 8:.3f}. One "
