@@ -16,7 +16,11 @@ A condition without a per-item definition or without a margin gets no power chec
 Next to the verdict each condition shows its value (mean over chains or chain pairs), the whole-chain spread (sample
 std, ddof=1), min, max and n, and, for a metric with a per-item definition (:mod:`vlcomp.reporting.items`), an
 item-level bootstrap interval: of the per-item difference averaged over the chain pairs (a comparison), or of the
-per-item score averaged over the chains (one method). The interval says how much the value would move on another
+per-item score averaged over the chains (one method). For a nested macro (VL-CheckList's Object / Attribute /
+Relation, the ELEVATER twin's mean over tasks, and per-model linear combinations of them that the Evidence is told
+of, ``derived``) the bootstrap is stratified instead: items resampled within each file / task, the same draws for
+every model, the macro recomputed per resample (:func:`vlcomp.reporting.items.stratified_interval`; the condition's
+``resampling`` says so and the legend repeats it). The interval says how much the value would move on another
 draw of test items; whether it clears the bound is shown but does not enter the verdict. The condition builders
 (:func:`at_most`, :func:`at_least`, :func:`beats`, :func:`ratio`) take an :class:`Evidence` (the long table of
 :func:`vlcomp.reporting.collect.collect` and where the per-item tables are); each paper states its claims and
@@ -26,7 +30,7 @@ thresholds in its module under :mod:`vlcomp.reporting.papers` (the registry's ``
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,11 +42,19 @@ from .collect import Methods, chains, runs_phrase
 from .items import (
     Bootstrap,
     ItemScores,
+    NestedMacro,
+    StratifiedScores,
     bootstrap_interval,
     chain_average,
+    combine_macros,
     item_metric,
     metric_value,
+    nested_metric,
+    nested_value,
     read_item_scores,
+    read_stratum_table,
+    stratified_interval,
+    stratified_scores,
 )
 from .render import Table, number
 from .tree import Chain, read_provenance
@@ -58,6 +70,13 @@ POWER_RULE = ("A condition that does not hold is underpowered (not 'not held') w
               "A claim is not held when one of its failing conditions is adequately powered, underpowered when "
               "every failing condition is.")
 INTERVAL_NOTE_RATIO = "no item-level interval: a ratio of two metrics"
+NOTE_SIGN = "tests a sign (no margin): no power rule"
+STRATIFIED_RULE = ("**Stratified bootstrap** (nested macros): the metric is a tree of unweighted means of per-stratum "
+                   "accuracies, so items are resampled with replacement within each stratum (every stratum keeps its "
+                   "size), with the same draws for every model of the condition (paired over the same items), and the "
+                   "same nested macro (with the benchmark's rounding) is recomputed on every resample; the interval is "
+                   "the {method} interval of the {n:,} resampled values (numpy draws seeded from root_seed per "
+                   "condition) and the test SE their standard deviation. Here: {what}.")
 MIN_MARGIN = 1e-6  # a bound this close to its reference tests a sign ("> 0"), not a margin: no power rule
 HELD, NOT_HELD, UNDERPOWERED = "held", "not held", "underpowered"
 MATCH_TOLERANCE = 1e-9  # per-item recomputation vs metrics.json
@@ -65,15 +84,20 @@ MATCH_TOLERANCE = 1e-9  # per-item recomputation vs metrics.json
 
 class Evidence:
     """What conditions are checked on: the collected metrics (``long``, one row per model and metric with its
-    chain), the metrics tree holding each model's per-item tables (``metrics_dir``; None: no intervals) and the
-    bootstrap settings. Per-item scores are read once per (model, metric)."""
+    chain), the metrics tree holding each model's per-item tables (``metrics_dir``; None: no intervals), the
+    bootstrap settings and ``derived``: per-model metrics of ``long`` that are linear combinations of others
+    (key -> {key: coefficient}; a paper's derived metrics, e.g. TSVLC's mean(Attribute, Relation)), so a nested
+    macro's per-item definition extends to them. Per-item scores are read once per (model, metric)."""
 
     def __init__(self, long: pd.DataFrame, metrics_dir: str | Path | None = None,
-                 bootstrap: Bootstrap | None = None) -> None:
+                 bootstrap: Bootstrap | None = None, derived: Mapping[str, Mapping[str, float]] | None = None) -> None:
         self.long = long
         self.metrics_dir = None if metrics_dir is None else Path(metrics_dir)
         self.bootstrap = bootstrap or Bootstrap(seed=0)
+        self.derived = {k: dict(v) for k, v in (derived or {}).items()}
         self._scores: dict[tuple[str, str], ItemScores] = {}
+        self._nested: dict[tuple[str, str], StratifiedScores] = {}
+        self._tables: dict[tuple[str, str], pd.DataFrame] = {}
 
     def rows(self, method: str, key: str) -> pd.DataFrame:
         """``method``'s models that have ``key``, by chain."""
@@ -91,13 +115,46 @@ class Evidence:
                 raise ValueError(f"no per-item definition of {key}")
             folder = self.metrics_dir / model
             scores = read_item_scores(folder, metric, read_provenance(folder / "provenance.json"))
-            want = self.long[(self.long["model"] == model) & (self.long["key"] == key)]["value"]
-            got = metric_value(scores)
-            if len(want) != 1 or not math.isclose(got, float(want.iloc[0]), abs_tol=MATCH_TOLERANCE):
-                raise ValueError(f"{folder}: {key} recomputed from the items is {got:.6f}, metrics.json says "
-                                 f"{float(want.iloc[0]) if len(want) else 'nothing'}")
+            self._check(model, key, metric_value(scores), folder)
             self._scores[(model, key)] = scores
         return self._scores[(model, key)]
+
+    def nested_metric(self, key: str) -> NestedMacro | None:
+        """``key``'s nested-macro definition (:func:`vlcomp.reporting.items.nested_metric`), also for a ``derived``
+        key whose every part has one; None otherwise."""
+        if key in self.derived:
+            parts = [(nested_metric(k), c) for k, c in self.derived[key].items()]
+            if not parts or any(m is None for m, _ in parts):
+                return None
+            try:
+                return combine_macros(parts)  # type: ignore[arg-type]
+            except ValueError:
+                return None
+        return nested_metric(key)
+
+    def nested_scores(self, model: str, key: str) -> StratifiedScores:
+        """``model``'s per-item scores of the nested macro ``key``, checked to give the value of ``long``."""
+        if (model, key) not in self._nested:
+            if self.metrics_dir is None:
+                raise FileNotFoundError("no metrics tree given")
+            metric = self.nested_metric(key)
+            if metric is None:
+                raise ValueError(f"no per-item definition of {key}")
+            folder = self.metrics_dir / model
+            if (model, metric.table) not in self._tables:
+                self._tables[(model, metric.table)] = read_stratum_table(folder, metric)
+            scores = stratified_scores(self._tables[(model, metric.table)], metric,
+                                       str(folder / "items" / f"{metric.table}.parquet"))
+            self._check(model, key, nested_value(scores), folder)
+            self._nested[(model, key)] = scores
+        return self._nested[(model, key)]
+
+    def _check(self, model: str, key: str, got: float, folder: Path) -> None:
+        """The value recomputed from ``model``'s items equals its value in ``long`` (its ``metrics.json``)."""
+        want = self.long[(self.long["model"] == model) & (self.long["key"] == key)]["value"]
+        if len(want) != 1 or not math.isclose(got, float(want.iloc[0]), abs_tol=MATCH_TOLERANCE):
+            raise ValueError(f"{folder}: {key} recomputed from the items is {got:.6f}, metrics.json says "
+                             f"{float(want.iloc[0]) if len(want) else 'nothing'}")
 
 
 def _evidence(ev: Evidence | pd.DataFrame) -> Evidence:
@@ -113,8 +170,9 @@ def holds(values: list[float], bound: float, at_least: bool) -> bool:
 class Condition:
     """One condition: its ``values`` (one per chain or chain pair, named by ``runs``), the bound they must clear
     (``>= bound`` when ``at_least``, else ``<= bound``), the item-level ``interval`` (None: not computed, ``note``
-    says why), its test-set standard error ``se`` (NaN: not computed) and the ``margin`` it tests (None: it tests
-    a sign or a ratio, no power rule)."""
+    says why), its test-set standard error ``se`` (NaN: not computed), the ``margin`` it tests (None: it tests
+    a sign or a ratio, no power rule) and ``resampling``: how the items were resampled for ``se`` when it was not
+    the plain paired bootstrap (a nested macro's strata, :data:`STRATIFIED_RULE`)."""
 
     text: str
     values: list[float]
@@ -125,6 +183,7 @@ class Condition:
     note: str = ""
     se: float = math.nan
     margin: float | None = None
+    resampling: str = ""
 
     @property
     def held(self) -> bool:
@@ -201,19 +260,49 @@ def pair_chains(ev: Evidence, better: str, worse: str, key: str) -> tuple[list[t
 
 
 def _interval(ev: Evidence, key: str, pairs: list[tuple[str, str | None]],
-              text: str) -> tuple[tuple[float, float] | None, float, str]:
+              text: str) -> tuple[tuple[float, float] | None, float, str, str]:
     """The bootstrap interval over items of ``key``'s per-item difference averaged over ``pairs`` of models (the
-    second None: the first alone) and its standard error, or (None, NaN) and why not."""
+    second None: the first alone), its standard error, a note (why none) and the resampling when stratified
+    (:func:`stratified`), or (None, NaN, why not, "")."""
     if not pairs:
-        return None, math.nan, ""
+        return None, math.nan, "", ""
+    if ev.nested_metric(key) is not None:
+        share = 1.0 / len(pairs)
+        return stratified(ev, key, [(a, share) for a, _ in pairs] + [(b, -share) for _, b in pairs if b], text)
     try:
         scores = [(ev.item_scores(a, key), ev.item_scores(b, key) if b else None) for a, b in pairs]
         diff = chain_average(scores, key)
         rng = np.random.default_rng(derive_seed(ev.bootstrap.seed, "ledger", text))
         low, high, se = bootstrap_interval(diff, rng, ev.bootstrap)
-        return (low, high), se, ""
+        return (low, high), se, "", ""
     except (FileNotFoundError, ValueError) as e:
-        return None, math.nan, f"no item-level interval: {e}"
+        return None, math.nan, f"no item-level interval: {e}", ""
+
+
+def stratified(ev: Evidence, key: str, terms: Sequence[tuple[str, float]],
+               text: str) -> tuple[tuple[float, float] | None, float, str, str]:
+    """The stratified bootstrap interval and SE of ``sum(coef * key of model)`` over ``terms`` (models with
+    coefficients, e.g. +1/P and -1/P per chain pair: the chain-averaged difference), ``key`` a nested macro
+    (:meth:`Evidence.nested_metric`): items resampled within strata, the same draws for every model, seeded from the
+    bootstrap's seed and ``text``. Returns (interval, SE, "", what was resampled), or (None, NaN, why not, "")."""
+    merged: dict[str, float] = {}
+    for model, coef in terms:
+        merged[model] = merged.get(model, 0.0) + coef
+    try:
+        metric = ev.nested_metric(key)
+        if metric is None:
+            raise ValueError(f"no per-item definition of {key}")
+        scores = [(ev.nested_scores(m, key), c) for m, c in merged.items()]
+        rng = np.random.default_rng(derive_seed(ev.bootstrap.seed, "ledger", text))
+        low, high, se = stratified_interval(scores, rng, ev.bootstrap)
+        return (low, high), se, "", metric.what
+    except (FileNotFoundError, ValueError) as e:
+        return None, math.nan, f"no item-level interval: {e}", ""
+
+
+def _sign_note(note: str, margin: float | None, values: list[float]) -> str:
+    """``note``, plus :data:`NOTE_SIGN` for a condition with values but no margin."""
+    return "; ".join(filter(None, [note, NOTE_SIGN if margin is None and values else ""]))
 
 
 def _margin(bound: float, reference: float | None) -> float | None:
@@ -240,9 +329,10 @@ def _single(methods: Methods, ev: Evidence, method: str, key: str, bound: float,
             at_least: bool, reference: float | None) -> Condition:
     rows = ev.rows(method, key)
     text = f"{methods.label(method)} {what} {'>=' if at_least else '<='} {bound:.4g}"
-    interval, se, note = _interval(ev, key, [(m, None) for m in rows["model"]], text)
-    return Condition(text, [float(v) for v in rows["value"]], [_chain(r).label for _, r in rows.iterrows()], bound,
-                     at_least, interval, note, se, _margin(bound, reference))
+    interval, se, note, resampling = _interval(ev, key, [(m, None) for m in rows["model"]], text)
+    values, margin = [float(v) for v in rows["value"]], _margin(bound, reference)
+    return Condition(text, values, [_chain(r).label for _, r in rows.iterrows()], bound, at_least, interval,
+                     _sign_note(note, margin, values), se, margin, resampling)
 
 
 def beats(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str, key: str, margin: float,
@@ -252,12 +342,12 @@ def beats(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str
     ev = _evidence(ev)
     text = f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}"
     pairs, unpaired = pair_chains(ev, better, worse, key)
-    interval, se, note = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
+    interval, se, note, resampling = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
     if unpaired:
         note = "; ".join(filter(None, [note, "no chain to pair with: " + ", ".join(unpaired)]))
-    return Condition(text, [float(a["value"] - b["value"]) for a, b in pairs],
-                     [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, True, interval, note,
-                     se, _margin(margin, 0.0))
+    values, tested = [float(a["value"] - b["value"]) for a, b in pairs], _margin(margin, 0.0)
+    return Condition(text, values, [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, True,
+                     interval, _sign_note(note, tested, values), se, tested, resampling)
 
 
 def ratio(methods: Methods, ev: Evidence | pd.DataFrame, method: str, num: str, den: str, bound: float,
@@ -344,7 +434,17 @@ def rule_markdown(ev: Evidence, claims: list[Claim], methods: Methods) -> str:
             "over the chain pairs (for one method: the per-item score averaged over its chains), the metric "
             "recomputed on each resample by its own definition (a macro average re-averaged over the groups of the "
             "resample); it is shown with whether it clears the bound, and does not enter the verdict. "
-            f"**Power rule.** {POWER_RULE} *test SE vs margin / 3*: that SE next to a third of the margin.")
+            f"**Power rule.** {POWER_RULE} *test SE vs margin / 3*: that SE next to a third of the margin."
+            + _stratified_markdown(ev, claims))
+
+
+def _stratified_markdown(ev: Evidence, claims: list[Claim]) -> str:
+    """:data:`STRATIFIED_RULE` with the nested macros the claims' conditions resampled (empty: none)."""
+    what = list(dict.fromkeys(c.resampling for cl in claims for c in cl.conditions if c.resampling))
+    if not what:
+        return ""
+    return " " + STRATIFIED_RULE.format(method=ev.bootstrap.method, n=ev.bootstrap.n_resamples,
+                                        what="; ".join(what))
 
 
 def report_ledger(ev: Evidence, claims: list[Claim], methods: Methods, notes: Sequence[str] = ()) -> Table:

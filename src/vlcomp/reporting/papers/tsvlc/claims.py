@@ -28,9 +28,18 @@ Operationalisation (the per-model derived metrics are added by :func:`with_claim
   (Object, Attribute, Relation) and its ZS are both below RB+LLM's (LoRA).
 
 "Greater than" is the ledger's ``>=`` with the margin :data:`STRICT` (the condition text says ``> 0``); every
-bound allows :data:`FLOAT_TOL` of float noise. VL-CheckList and the ELEVATER twin have no per-item definition
-in :func:`vlcomp.reporting.items.item_metric`, so no condition has an item-level interval (each row's note
-says why).
+bound allows :data:`FLOAT_TOL` of float noise.
+
+Test-set uncertainty: VL-CheckList's Object / Attribute / Relation and the ELEVATER twin's 21-task mean are nested
+macros of per-item 0/1 columns (:func:`vlcomp.reporting.items.nested_metric`), and the derived per-model metrics
+above are linear combinations of them (:data:`DERIVED`, given to the ledger's :class:`Evidence`). So every
+condition comparing two models on them gets a stratified paired bootstrap over items: VL-CheckList items
+resampled within each file (subtype), ELEVATER images within each task, the same draws for both models of every
+chain pair, the nested macro (with VL-CheckList's 4-decimal file rounding) recomputed per resample
+(:func:`vlcomp.reporting.ledger.stratified`, seeded from ``root_seed`` and the condition). Its standard deviation
+is the condition's test SE, and the ledger's power rule (:data:`vlcomp.reporting.ledger.POWER_RULE`) reads it
+where a margin is tested (C4: 2 points); a ``> 0`` / ``>= 0`` condition tests a sign and gets no power rule (its
+note says so). C2's three-method combination has no interval.
 """
 
 from __future__ import annotations
@@ -51,6 +60,14 @@ SVLC_MEAN = "tsvlc/svlc_mean"  # per model: mean(Attribute, Relation)
 VLC_MEAN = "tsvlc/vlchecklist_mean"  # per model: mean(Object, Attribute, Relation)
 REL_MINUS_ATTR = "tsvlc/relation_minus_attribute"
 REL_MINUS_OBJ = "tsvlc/relation_minus_object"
+#: The derived per-model metrics as linear combinations of VL-CheckList's group averages (what
+#: :func:`with_claim_metrics` computes), so their per-item definition is VL-CheckList's, recombined.
+DERIVED: dict[str, dict[str, float]] = {
+    SVLC_MEAN: {ATTRIBUTE: 1 / 2, RELATION: 1 / 2},
+    VLC_MEAN: {OBJECT: 1 / 3, ATTRIBUTE: 1 / 3, RELATION: 1 / 3},
+    REL_MINUS_ATTR: {RELATION: 1.0, ATTRIBUTE: -1.0},
+    REL_MINUS_OBJ: {RELATION: 1.0, OBJECT: -1.0},
+}
 
 RBLLM, LORA, NONEG = "tsvlc_rbllm", "tsvlc_lora", "tsvlc_noneg"
 COMBINED, FULL = "tsvlc_combined", "tsvlc_full"
@@ -224,7 +241,7 @@ def tsvlc_claims(ev: Evidence, methods: Methods, lora: Iterable[str] | None = No
     methods C4 covers (default :data:`LORA_METHODS`; the report passes :func:`lora_methods` of params);
     ``references``: each one's un-fine-tuned base method (default CLIP; the report passes
     :func:`reference_methods`)."""
-    ev = Evidence(with_claim_metrics(ev.long), ev.metrics_dir, ev.bootstrap)
+    ev = Evidence(with_claim_metrics(ev.long), ev.metrics_dir, ev.bootstrap, {**ev.derived, **DERIVED})
     lora = LORA_METHODS if lora is None else tuple(lora)
     return [_claims_c1(methods, ev), _claims_c2(methods, ev), _claims_c3(methods, ev),
             _claims_c4(methods, ev, lora, references or {}), _claims_c5(methods, ev)]
