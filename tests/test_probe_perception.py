@@ -104,3 +104,27 @@ def test_pretraining_table_and_target(tmp_path):
     assert "target 0.7 met. world_v2: best zero-shot small-object shape accuracy 0.900 after 2 epochs" in summary and summary.endswith("met.")
     assert list(table.data["world"]) == ["world", "world", "world_v2"]
     assert pretraining(tmp_path / "nope.csv") is None
+
+
+def test_base_gate_verdicts_by_hand(tmp_path):
+    from vlcomp.reporting.probes import base_gate, gate_verdicts
+
+    base = {"probe": "base_gate", "tokenizer": "world", "vgr_geometric": 0.5, "vgr_geometric_wrong_image": 0.5,
+            "vgr_role": 0.5, "vgr_role_wrong_image": 0.5, "vgr_role_n_cases": 500, "coco_t2i_r1": 0.1}
+    rows = pd.DataFrame([
+        {**base, "world": "world", "base_model": "b0", "cifar10_zs": 0.15, "coco_i2t_r1": 0.07, "vgr": 0.50,
+         "vgr_wrong_image": 0.49, "vga": 0.46, "vga_wrong_image": 0.47},
+        {**base, "world": "world", "base_model": "e16", "cifar10_zs": 0.72, "coco_i2t_r1": 0.16, "vgr": 0.51,
+         "vgr_wrong_image": 0.53, "vga": 0.67, "vga_wrong_image": 0.50},
+        {**base, "world": "world_v2", "base_model": "e16", "cifar10_zs": 0.70, "coco_i2t_r1": 0.07, "vgr": 0.55,
+         "vgr_wrong_image": 0.56, "vga": 0.58, "vga_wrong_image": 0.44},
+    ])
+    v = gate_verdicts(rows).set_index(["world", "base_model"])
+    assert list(v.loc[("world", "b0")]) == ["no", "no", "yes", "yes"]
+    assert list(v.loc[("world", "e16")]) == ["yes", "yes", "no", "yes"]  # VG-A 0.67 > 0.6
+    # 0.70 meets the >= 0.7 target; R@1 equal to b0's is not above it; wrong image 0.44 is 0.06 from chance
+    assert list(v.loc[("world_v2", "e16")]) == ["yes", "no", "yes", "no"]
+    rows.to_csv(tmp_path / "gate.csv", index=False)
+    (_, table), (_, verdicts) = base_gate(tmp_path / "gate.csv")
+    assert len(table.data) == 3 and len(verdicts.data) == 3
+    assert base_gate(tmp_path / "nope.csv") is None

@@ -18,6 +18,9 @@ scores a model: the tables are read from the CSVs.
 - :func:`batchnorm` (item 11; ``scripts/probe_batchnorm.py``, ``calibration/batchnorm_summary.csv``): how much of the
   chain-to-chain spread comes from the BatchNorm running statistics?
 
+- :func:`base_gate` (item 2; ``scripts/probe_base_gate.py``, ``calibration/world_base_gate.csv``): does a base see
+  shapes, retrieve better than the first world's base, and still behave like a bag of words on the VG twins?
+
 P2 (shape-only relations) and the plasticity half of P4 are rows of ``calibration/relation_probe.csv`` with bare
 shape nouns, shown by the ARO report's relation-probe table.
 """
@@ -219,3 +222,41 @@ def batchnorm(path: str | Path) -> list[tuple[str, Table]] | None:
         "training batches left) and with every BatchNorm layer's statistics re-estimated as the plain average over "
         "2,048 fixed coco_train images (`reestimated`, weights untouched). `negclip-clip_ft`: the per-chain "
         "difference NegCLIP - CLIP-FT, the quantity ARO's claims test.")))]
+
+
+GATE_VG_MAX = 0.6  # the world issue's gate: VG-R and VG-A at most this for a base (ARO's bag-of-words premise)
+GATE_WRONG_IMAGE = 0.05  # ... with the wrong-image control within this of chance
+
+
+def gate_verdicts(df: pd.DataFrame, reference: str = "b0") -> pd.DataFrame:
+    """One row per base: each gate criterion met or not (COCO R@1 against the first world's ``reference`` base)."""
+    ref = df[(df["world"] == "world") & (df["base_model"] == reference)]
+    ref_r1 = float(ref["coco_i2t_r1"].iloc[0]) if len(ref) else np.nan
+    out = df[["world", "base_model"]].copy()
+    out["sees shapes (CIFAR10 twin >= 0.7)"] = np.where(df["cifar10_zs"] >= P4_ZS_TARGET, "yes", "no")
+    out["R@1 above the first world's base"] = np.where(df["coco_i2t_r1"] > ref_r1, "yes", "no")
+    out["VG-R, VG-A <= 0.6"] = np.where((df["vgr"] <= GATE_VG_MAX) & (df["vga"] <= GATE_VG_MAX), "yes", "no")
+    wrong = (df[["vgr_wrong_image", "vga_wrong_image"]] - 0.5).abs().max(axis=1)
+    out["wrong image at chance (within 0.05)"] = np.where(wrong <= GATE_WRONG_IMAGE, "yes", "no")
+    return out
+
+
+def base_gate(path: str | Path) -> list[tuple[str, Table]] | None:
+    """The gate rows and their verdicts; None before the probe ran."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    df = pd.read_csv(path).sort_values(["world", "base_model"]).reset_index(drop=True)
+    cols = ["world", "base_model", "cifar10_zs", "coco_i2t_r1", "coco_t2i_r1", "vgr", "vgr_wrong_image",
+            "vgr_geometric", "vgr_geometric_wrong_image", "vgr_role", "vgr_role_wrong_image", "vgr_role_n_cases", "vga",
+            "vga_wrong_image"]
+    data = df[[c for c in cols if c in df]]
+    shown = data.copy()
+    for c in shown.columns[2:]:
+        fmt = "{:,.0f}" if c.endswith("n_cases") else "{:.3f}"
+        shown[c] = shown[c].map(lambda v, fmt=fmt: "" if pd.isna(v) else fmt.format(v))
+    return [("", Table(data, shown, legend=(
+        "One checkpoint per row, scored on the benchmarks built from its own world (single seed: no spread). b0: the "
+        "pipeline's chain-b0 base (2 epochs); e16 / e32: chain b0's recipe pretrained 16 / 32 epochs "
+        "(`scripts/probe_pretraining.py --save`). cifar10_zs: the CIFAR10 twin (10 shapes, chance 0.1)."))),
+            ("", Table(gate_verdicts(df), legend="The gate of the world issue (item 2), per base."))]

@@ -30,5 +30,6 @@ PAPERS.add(NAME, Paper(
                "ARO-X2", "ARO-F2", "ARO-T3", "ARO-T4", "ARO-T5", "ARO-F3", "ARO-T6"),
     claims=aro_claims,
     calibration=("batchnorm_summary.csv", "coco_caption_stats.csv", "plasticity.csv", "prior_uptake.csv",
-                 "relation_probe.csv", "seed_design.csv", "world_perception.csv", "world_pretraining.csv"),
+                 "relation_probe.csv", "seed_design.csv", "world_base_gate.csv", "world_perception.csv",
+                 "world_pretraining.csv"),
 ))

@@ -193,6 +193,13 @@ SECTIONS = (
              "chain b0's base exactly as the `pretrain` stage does, on today's world, for several lengths, and "
              "scores each on P1's single-object images: zero-shot (the gate for a base that sees shapes) and with a "
              "linear probe on its frozen features."), level=3),
+    Section("The base gate: does a base see shapes and still behave like a bag of words?",
+            (Part("base_gate_probe", lambda ctx: probes.base_gate(_beside(ctx, "world_base_gate.csv")),
+                  missing=_missing("world_base_gate.csv", "python scripts/probe_base_gate.py --base models/base/b0",
+                                   "base-gate results")),),
+            ("ARO's claims need a base that sees the objects (or no fine-tune can ground a relation) and still "
+             "scores near chance on the VG twins (the bag-of-words behaviour NegCLIP is meant to fix). "
+             "`scripts/probe_base_gate.py` scores candidate bases on the benchmarks of their own world."), level=3),
     Section("P3 — can the models take up the world's priors?",
             (Part("prior_uptake_probe", lambda ctx: probes.prior_uptake(_beside(ctx, "prior_uptake.csv")),
                   missing=_missing("prior_uptake.csv", "python scripts/probe_priors.py", "prior-uptake results")),),
