@@ -116,8 +116,11 @@ def corpus_items(captions: pd.DataFrame, params: dict[str, Any], nlp) -> pd.Data
     """:func:`caption_items` for ``captions``, mined as ``mine@negclip`` on the first chain mines."""
     base = next(iter(section(params, "bases")))
     rng = np_rng(chain_seed(params, base), "mine", "negclip", "captions")
+    from vlcomp.world import world_configs
+
     items = caption_items(captions["caption"].tolist(), nlp, rng,
-                          max_negatives=section(params, "mine.negclip.max_negatives"))
+                          max_negatives=section(params, "mine.negclip.max_negatives"),
+                          world_relations=tuple(world_configs(params)[0].relations))
     return pd.concat([captions[["image", "caption_index"]].reset_index(drop=True),
                       items.reset_index(drop=True)], axis=1)
 
