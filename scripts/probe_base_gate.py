@@ -27,9 +27,9 @@ from pathlib import Path  # noqa: E402
 
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
-from probe_perception import merge_rows  # noqa: E402 (scripts/ is on sys.path)
+from probe_batchnorm import benchmark_metrics  # noqa: E402 (scripts/ is on sys.path)
+from probe_perception import merge_rows  # noqa: E402
 
-from vlcomp.benchmarks import BENCHMARKS  # noqa: E402
 from vlcomp.config import load_params  # noqa: E402
 from vlcomp.eval.inputs import read_manifest  # noqa: E402
 from vlcomp.models.factory import create_model, with_weights  # noqa: E402
@@ -80,10 +80,7 @@ def main() -> None:
     model.eval()
     scorer = toy_scorer("gate", model, get_tokenizer(spec.tokenizer, spec.arch, spec.context_length))
     inputs = read_manifest(args.benchmarks, seed=int(params["root_seed"]))
-    metrics: dict[str, float] = {}
-    for name in BENCHES:
-        b = BENCHMARKS.get(name)
-        metrics |= b.metrics(b.run(scorer, inputs), inputs)
+    metrics = benchmark_metrics(scorer, BENCHES, inputs)
     row = {"probe": "base_gate", "world": args.world_name, "base_model": Path(args.base).name,
            "tokenizer": spec.tokenizer, **gate_row(metrics), "seconds": round(time.time() - t0, 1),
            "git_commit": git_commit(REPO)}

@@ -54,13 +54,19 @@ KEYS = ("aro/vg_relation/macro_acc", "aro/vg_relation/wrong_image_macro_acc", "a
 RUN = re.compile(r"^(?P<method>.+)-(?P<chain>b\d+)s(?P<seed>\d+)$")
 
 
-def score(model: torch.nn.Module, tokenizer, inputs: dict) -> dict[str, float]:
-    model.eval()
-    scorer = toy_scorer("probe", model, tokenizer)
+def benchmark_metrics(scorer, names, inputs: dict) -> dict[str, float]:
+    """Every metric of the benchmarks ``names`` for ``scorer``, by the benchmarks' own code (the probes' one
+    scoring loop: ``probe_base_gate.py`` uses it too)."""
     out: dict[str, float] = {}
-    for name in BENCHES:
+    for name in names:
         b = BENCHMARKS.get(name)
         out |= b.metrics(b.run(scorer, inputs), inputs)
+    return out
+
+
+def score(model: torch.nn.Module, tokenizer, inputs: dict) -> dict[str, float]:
+    model.eval()
+    out = benchmark_metrics(toy_scorer("probe", model, tokenizer), BENCHES, inputs)
     return {k: round(float(out[k]), 6) for k in KEYS if k in out}
 
 
@@ -107,7 +113,7 @@ def main() -> None:
     for path in args.models:
         who = identity(path)
         ckpt = REPO / "models" / path / "model.pt"
-        spec = model_spec(params, who["chain"] if who["method"] == "base" else who["chain"])
+        spec = model_spec(params, who["chain"])
         tokenizer = get_tokenizer(spec.tokenizer, spec.arch, spec.context_length)
         for stats in ("stored", "reestimated"):
             t0 = time.time()

@@ -33,6 +33,13 @@ def _missing(file: str, command: str, what: str):
     return lambda ctx: f"No {what} at `{_beside(ctx, file)}` yet (run `{command}`)."
 
 
+def _probe_section(title: str, part: str, table, file: str, command: str, what: str, text: str) -> Section:
+    """A mechanism probe's section: ``table`` (a :mod:`vlcomp.reporting.probes` reader) on ``calibration/<file>``,
+    or a note naming the command that writes it."""
+    return Section(title, (Part(part, lambda ctx: table(_beside(ctx, file)), missing=_missing(file, command, what)),),
+                   text, level=3)
+
+
 SECTIONS = (
     Section("ARO-T6 — CLIP vs CLIP-FT vs NegCLIP (Table 6)", (Part("ARO-T6", T.t6, ("ARO-T6",)),),
             ('Toy cells: mean ± spread over whole-chain runs; "paper": the printed value. The CSV holds one '
@@ -174,46 +181,42 @@ SECTIONS = (
             '`rel_any` / `rel_lr` score the swap on whole `coco_test` images; at the last step `vgr_macro` is the '
             "pipeline's VG-Relation twin and `vgr_wrong_image` its wrong-image control. Single seed per start, "
             'one CPU thread each (`calibration/relation_probe.csv`).'), level=3),
-    Section("P1 — perception: can the image tower tell a single object's shape?",
-            (Part("perception_probe", lambda ctx: probes.perception(_beside(ctx, "world_perception.csv")),
-                  missing=_missing("world_perception.csv", "python scripts/probe_perception.py --mode scratch",
-                                   "perception-probe results")),),
-            ("The first of the world issue's mechanism probes. Every base scores near chance zero-shot on single "
+    _probe_section("P1 — perception: can the image tower tell a single object's shape?",
+                   "perception_probe", probes.perception, "world_perception.csv",
+                   "python scripts/probe_perception.py --mode scratch", "perception-probe results",
+                   ("The first of the world issue's mechanism probes. Every base scores near chance zero-shot on single "
              "objects (the CIFAR10 twin), so before the world changes, `scripts/probe_perception.py` asks whether "
              "the pipeline's image tower can tell the 8 COCO-twin shapes of a single object at all: trained "
              "*supervised* from scratch on the shape label (a linear head, fresh images each step), at today's "
              "object sizes and at enlarged ones (`objects x1.5`, `x2`) and a larger render; and with a linear "
              "probe on the frozen base's features (what contrastive pretraining left in them). Colours, materials, "
-             "positions and backgrounds are drawn at random, independent of shape."), level=3),
-    Section("P4 — does longer pretraining teach the base to see shapes?",
-            (Part("pretraining_probe", lambda ctx: probes.pretraining(_beside(ctx, "world_pretraining.csv")),
-                  missing=_missing("world_pretraining.csv", "python scripts/probe_pretraining.py --epochs 0 2 4 8",
-                                   "pretraining-probe results")),),
-            ("P1 shows the tower can learn shapes and the base did not. `scripts/probe_pretraining.py` pretrains "
+             "positions and backgrounds are drawn at random, independent of shape.")),
+    _probe_section("P4 — does longer pretraining teach the base to see shapes?",
+                   "pretraining_probe", probes.pretraining, "world_pretraining.csv",
+                   "python scripts/probe_pretraining.py --epochs 0 2 4 8", "pretraining-probe results",
+                   ("P1 shows the tower can learn shapes and the base did not. `scripts/probe_pretraining.py` pretrains "
              "chain b0's base exactly as the `pretrain` stage does, on today's world, for several lengths, and "
              "scores each on P1's single-object images: zero-shot (the gate for a base that sees shapes) and with a "
-             "linear probe on its frozen features."), level=3),
-    Section("The base gate: does a base see shapes and still behave like a bag of words?",
-            (Part("base_gate_probe", lambda ctx: probes.base_gate(_beside(ctx, "world_base_gate.csv")),
-                  missing=_missing("world_base_gate.csv", "python scripts/probe_base_gate.py --base models/base/b0",
-                                   "base-gate results")),),
-            ("ARO's claims need a base that sees the objects (or no fine-tune can ground a relation) and still "
+             "linear probe on its frozen features.")),
+    _probe_section("The base gate: does a base see shapes and still behave like a bag of words?",
+                   "base_gate_probe", probes.base_gate, "world_base_gate.csv",
+                   "python scripts/probe_base_gate.py --base models/base/b0", "base-gate results",
+                   ("ARO's claims need a base that sees the objects (or no fine-tune can ground a relation) and still "
              "scores near chance on the VG twins (the bag-of-words behaviour NegCLIP is meant to fix). "
-             "`scripts/probe_base_gate.py` scores candidate bases on the benchmarks of their own world."), level=3),
-    Section("P3 — can the models take up the world's priors?",
-            (Part("prior_uptake_probe", lambda ctx: probes.prior_uptake(_beside(ctx, "prior_uptake.csv")),
-                  missing=_missing("prior_uptake.csv", "python scripts/probe_priors.py", "prior-uptake results")),),
-            ("A text-only reader that knows the world's co-occurrence counts beats chance on both VG twins (the "
+             "`scripts/probe_base_gate.py` scores candidate bases on the benchmarks of their own world.")),
+    _probe_section("P3 — can the models take up the world's priors?",
+                   "prior_uptake_probe", probes.prior_uptake, "prior_uptake.csv",
+                   "python scripts/probe_priors.py", "prior-uptake results",
+                   ("A text-only reader that knows the world's co-occurrence counts beats chance on both VG twins (the "
              "blind-text ceiling), yet every model's wrong-image control sits at chance. `scripts/probe_priors.py` "
              "separates \"the text tower cannot learn the prior\" from \"the fine-tune is too short, or the image "
-             "side dominates\"."), level=3),
-    Section("BatchNorm statistics as a noise source",
-            (Part("batchnorm_probe", lambda ctx: probes.batchnorm(_beside(ctx, "batchnorm_summary.csv")),
-                  missing=_missing("batchnorm_summary.csv", "python scripts/probe_batchnorm.py --models ...",
-                                   "BatchNorm-probe results")),),
-            ("The toy ResNet towers evaluate with running statistics left by their last training batches. "
+             "side dominates\".")),
+    _probe_section("BatchNorm statistics as a noise source",
+                   "batchnorm_probe", probes.batchnorm, "batchnorm_summary.csv",
+                   "python scripts/probe_batchnorm.py --models ...", "BatchNorm-probe results",
+                   ("The toy ResNet towers evaluate with running statistics left by their last training batches. "
              "`scripts/probe_batchnorm.py` scores every chain's checkpoints both ways, so the spread that comes from "
-             "those statistics can be read off."), level=3),
+             "those statistics can be read off.")),
     Section("What the mined negatives ask for",
             (Part("negative_composition",
                   lambda ctx: T.negative_composition(ctx, ctx.world_dir, T.mined_dir(ctx, ctx.mined_root))),),
