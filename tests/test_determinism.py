@@ -1,4 +1,5 @@
-"""The CPU pin (kernels capped at AVX2, fixed thread count) and the machine record."""
+"""The CPU pin (torch and oneDNN kernels capped at AVX2, MKL's COMPATIBLE branch, fixed thread count) and the machine
+record."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 def test_pin_sets_all_three_libraries_and_can_be_lifted():
     env: dict[str, str] = {}
     assert pin_environment(env) == PIN
-    assert env == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2"}
+    assert env == {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "COMPATIBLE"}
     off = {PIN_SWITCH: "off"}
     assert pin_environment(off) == {} and off == {PIN_SWITCH: "off"}
     same_case_insensitive = {"ATEN_CPU_CAPABILITY": "AVX2"}
@@ -61,13 +62,15 @@ def test_pinned_process_runs_avx2_kernels_and_records_the_machine():
     base = {k: v for k, v in os.environ.items() if k not in PIN and k != PIN_SWITCH}
     pinned = _capability({**base, **PIN})
     assert pinned["torch_capability"] in ("AVX2", "DEFAULT")
-    assert pinned["cpu_pin"] == "on" and pinned["mkl_cbwr"] == "AVX2"
+    assert pinned["cpu_pin"] == "on" and pinned["mkl_cbwr"] == "COMPATIBLE"
+    assert pinned["mkl_cbwr_in_force"] == "COMPATIBLE"  # what MKL runs, read back from it (honoured on AMD too)
     assert {"cpu_model", "cpu_flags", "torch", "numpy", "torch_threads"} <= set(pinned)
     _, flags = cpu_model_and_flags()
     if "avx512f" not in flags:
         pytest.skip("no AVX-512 on this CPU: the unpinned capability is the pinned one")
     free = _capability({**base, PIN_SWITCH: "off"})
     assert free["torch_capability"] == "AVX512" and free["cpu_pin"] == "off"
+    assert free["mkl_cbwr"] == "" and free["mkl_cbwr_in_force"] in ("OFF", "BRANCH_OFF")  # no CNR asked for
 
 
 def test_check_pinned_catches_torch_having_chosen_other_kernels():
@@ -88,6 +91,20 @@ def test_machine_record_of_the_test_process():
     assert rec["cpu_pin"] == "on"  # tests/conftest.py pins, as the stages do
     assert rec["torch_capability"] in ("AVX2", "DEFAULT")
     assert isinstance(rec["cpu_count"], int) and rec["torch_threads"] >= 1
+    assert rec["mkl_cbwr"] == "COMPATIBLE" and rec["mkl_cbwr_in_force"] == "COMPATIBLE"
+
+
+def test_a_record_taken_before_the_pin_does_not_fix_mkls_branch():
+    """machine_record reads MKL's branch with a matmul, which fixes the branch for the process: while the pin is not
+    yet in the environment it leaves MKL alone, so the pin set afterwards is still the branch MKL runs. (ATen's two
+    variables are set from the start here: the record reads torch's capability, which fixes ATen's kernels.)"""
+    base = {k: v for k, v in os.environ.items() if k not in PIN and k != PIN_SWITCH}
+    base.update({k: v for k, v in PIN.items() if k != "MKL_CBWR"})
+    code = ("import json, vlcomp.determinism as d; early = d.machine_record(); d.pin_environment(); "
+            "print(json.dumps([early['mkl_cbwr_in_force'], d.machine_record()['mkl_cbwr_in_force']]))")
+    out = subprocess.run([sys.executable, "-c", code], env={**base, "PYTHONPATH": str(SRC)}, check=True,
+                         capture_output=True, text=True).stdout
+    assert json.loads(out) == ["", "COMPATIBLE"]
 
 
 def test_stage_run_writes_a_run_record_outside_the_outputs(tmp_path, monkeypatch):

@@ -21,7 +21,7 @@ import torch
 import yaml
 
 from vlcomp import fingerprint as fp
-from vlcomp.determinism import PIN, PIN_SWITCH, THREADS_ENV
+from vlcomp.determinism import DEFAULT_THREADS, PIN, PIN_SWITCH, THREADS_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDINGS = ROOT / "calibration" / "fingerprint"
@@ -70,6 +70,17 @@ def test_slug_of_cpu_kinds() -> None:
             "torch": "2.14.1", "torch_capability": "AVX2"}
     assert fp.kind_slug(kind) == "intel-xeon-2.80ghz-avx512-torch2.14.1"
     assert fp.kind_slug({**kind, "model": "AMD EPYC", "flags": "sse4_2 avx avx2"}) == "amd-epyc-avx2-torch2.14.1"
+
+
+def test_the_committed_recordings_are_of_the_stages_pin() -> None:
+    """A recording stands for the stages' default pin: after a change of ``determinism.PIN`` each one is recorded
+    again (or removed), so the machine test below compares rather than skips on a stale file."""
+    paths = sorted(RECORDINGS.glob("*.json"))
+    assert paths
+    for path in paths:
+        n = fp.load_recording(path)["numerics"]
+        assert n["cpu_pin"] == "on" and {k: n.get(k) for k in PIN} == PIN, path.name
+        assert n.get("torch_threads") == DEFAULT_THREADS, path.name
 
 
 def _recording(ops: dict[str, str], losses: list[str] | None = None, **kind) -> dict:

@@ -130,6 +130,8 @@ def test_smoke_pipeline(tmp_path):
     record = json.loads((work / "runs" / "evaluate@negclip-b0s0.json").read_text())
     assert record["status"] == "finished" and record["mlflow_run_id"] and record["machine"]["cpu_pin"] == "on"
     assert record["machine"]["torch_threads"] == 1 and record["machine"]["torch_capability"] in ("AVX2", "DEFAULT")
+    assert record["machine"]["mkl_cbwr"] == "COMPATIBLE"
+    assert record["machine"]["mkl_cbwr_in_force"] in ("COMPATIBLE", "")  # "": a torch without MKL
     prov = json.loads((work / "metrics" / "negclip-b0s0" / "provenance.json").read_text())
     assert not {"git_commit", "mlflow_run_id"} & set(prov) and (prov["base"], prov["seed"]) == ("b0", 0)
 

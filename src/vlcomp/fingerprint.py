@@ -17,7 +17,6 @@ never in them.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -33,7 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .determinism import PIN, PIN_SWITCH, THREADS_ENV, cpu_model_and_flags, pin_enabled
+from .determinism import PIN, PIN_SWITCH, THREADS_ENV, cpu_model_and_flags, mkl_cbwr_in_force, pin_enabled
 
 FORMAT = 1
 #: the toy architecture of ``params.yaml`` ``clip.arch`` (a test keeps the two in step)
@@ -42,11 +41,6 @@ TRAIN_STEPS = 20
 #: rows of the fixed training batch: a quarter of pretraining's 256, so the convolutions and GEMMs run at a
 #: pretraining step's shapes but for the batch dimension, and the battery stays a few seconds
 TRAIN_BATCH = 64
-#: MKL's Conditional Numerical Reproducibility branches (``mkl_cbwr_get``'s codes, from ``mkl_types.h``)
-MKL_CBWR_NAMES = {0: "OFF", 1: "BRANCH_OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1",
-                  8: "SSE4_2", 9: "AVX", 10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1",
-                  14: "AVX512_E1"}
-MKL_CBWR_STRICT = 0x10000
 #: environment variables that choose kernels or threads, recorded when set (informative; the comparison keys are
 #: the pin variables)
 KERNEL_ENV = (PIN_SWITCH, *PIN, THREADS_ENV, "MKL_ENABLE_INSTRUCTIONS", "MKL_NUM_THREADS", "OMP_NUM_THREADS",
@@ -342,24 +336,6 @@ def kind_slug(kind: Mapping[str, str]) -> str:
     flags = kind["flags"].split()
     isa = next((tag for flag, tag in _ISA_TAGS if flag in flags), "x86-64")
     return f"{model}-{isa}-torch{kind['torch']}"
-
-
-def mkl_cbwr_in_force() -> str:
-    """MKL's reproducibility branch as MKL itself reports it (``mkl_cbwr_get``), which can differ from the
-    ``MKL_CBWR`` asked for: MKL honours the ISA branches on Intel CPUs only and runs ``AUTO`` elsewhere. Empty when
-    torch's MKL cannot be asked (another BLAS, or the symbol not exported)."""
-    if not torch.backends.mkl.is_available():
-        return ""
-    try:
-        lib = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
-        get = lib.mkl_serv_cbwr_get
-    except (OSError, AttributeError):
-        return ""
-    torch.ones(2, 2) @ torch.ones(2, 2)  # MKL reads MKL_CBWR at its first call
-    get.restype, get.argtypes = ctypes.c_int, [ctypes.c_int]
-    code = get(-1)  # MKL_CBWR_ALL
-    name = MKL_CBWR_NAMES.get(code & ~MKL_CBWR_STRICT, str(code & ~MKL_CBWR_STRICT))
-    return name + (",STRICT" if code & MKL_CBWR_STRICT else "")
 
 
 def _openblas_core() -> str:
