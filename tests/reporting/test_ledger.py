@@ -17,13 +17,14 @@ from vlcomp.reporting.ledger import (
     Evidence,
     at_most,
     beats,
+    gains_at_most,
     holds,
     ledger_shown,
     ledger_table,
     pair_chains,
     rule_markdown,
 )
-from vlcomp.reporting.papers.aro.claims import CLEAR_MARGIN, aro_claims
+from vlcomp.reporting.papers.aro.claims import CLEAR_MARGIN, PAPER_VGR_BY_KIND, aro_claims
 from vlcomp.seeding import derive_seed
 
 METHODS = methods_of({"methods": {"clip_ft": {"label": "CLIP-FT"}, "negclip": {"label": "NegCLIP"}}})
@@ -44,9 +45,12 @@ def _long(values: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _metrics(vgr, vga, coco_order, flickr_order, zs=0.5, r1=0.3, r1_shuf=0.2):
+GEOMETRIC, ROLE = "aro/vg_relation/geometric_macro_acc", "aro/vg_relation/role_macro_acc"
+
+
+def _metrics(vgr, vga, coco_order, flickr_order, zs=0.5, r1=0.3, r1_shuf=0.2, kinds=(0.5, 0.5)):
     keys = {"aro/vg_relation/macro_acc": vgr, "aro/vg_attribution/macro_acc": vga, "aro/coco_order/acc": coco_order,
-            "aro/flickr30k_order/acc": flickr_order}
+            "aro/flickr30k_order/acc": flickr_order, GEOMETRIC: kinds[0], ROLE: kinds[1]}
     for t in ("cifar10", "cifar100", "imagenet"):
         keys[f"zeroshot/{t}/acc"] = zs
     for ds in ("coco", "flickr30k"):
@@ -60,16 +64,69 @@ def _spread(metrics: dict[str, float]) -> dict[str, list[float]]:
     return {k: [v, v + 0.01, v - 0.01] for k, v in metrics.items()}
 
 
+def _kinds(method: str) -> tuple[float, float]:
+    return PAPER_VGR_BY_KIND["geometric"][method], PAPER_VGR_BY_KIND["role"][method]
+
+
 def _paper_like() -> pd.DataFrame:
-    return _long({"clip": _spread(_metrics(0.59, 0.62, 0.46, 0.59, zs=0.80, r1=0.50, r1_shuf=0.34)),
-                  "clip_ft": _spread(_metrics(0.63, 0.65, 0.36, 0.50, zs=0.80, r1=0.59)),
-                  "negclip": _spread(_metrics(0.81, 0.71, 0.86, 0.91, zs=0.79, r1=0.56))})
+    return _long({"clip": _spread(_metrics(0.59, 0.62, 0.46, 0.59, zs=0.80, r1=0.50, r1_shuf=0.34, kinds=_kinds("clip"))),
+                  "clip_ft": _spread(_metrics(0.63, 0.65, 0.36, 0.50, zs=0.80, r1=0.59, kinds=_kinds("clip_ft"))),
+                  "negclip": _spread(_metrics(0.81, 0.71, 0.86, 0.91, zs=0.79, r1=0.56, kinds=_kinds("negclip")))})
 
 
 def test_paper_numbers_hold_every_claim():
     claims = aro_claims(Evidence(_paper_like()), CHANCE, METHODS)
-    assert [c.id for c in claims] == ["a", "b", "c", "d"]
+    assert [c.id for c in claims] == ["a", "b", "c", "d", "e"]
     assert all(c.held for c in claims), ledger_table(claims).to_string()
+
+
+def test_claim_e_is_table_2_split_by_relation_kind():
+    e = aro_claims(Evidence(_paper_like()), CHANCE, METHODS)[-1]
+    assert [c.text for c in e.conditions] == [
+        "VG-R role-asymmetric: NegCLIP - CLIP >= 0.05", "VG-R role-asymmetric: NegCLIP - CLIP-FT >= 0.05",
+        "VG-R geometric: NegCLIP - CLIP-FT <= 0.05", "VG-R geometric: NegCLIP - CLIP <= 0.05"]
+    # the paper's halves (Table 2, 3 decimals): role 0.863 - 0.596 / 0.657; geometric 0.529 - 0.538 / 0.570
+    assert [c.mean for c in e.conditions] == pytest.approx([0.267, 0.206, -0.009, -0.041])
+    assert [c.at_least for c in e.conditions] == [True, True, False, False]
+    assert all(c.margin == CLEAR_MARGIN for c in e.conditions)
+    assert "0.596" in e.paper and "0.863" in e.paper and "0.570" in e.paper and "0.529" in e.paper
+
+
+def test_claim_e_fails_on_a_geometric_gain_or_no_role_gain():
+    long = _paper_like()
+    # NegCLIP gains 0.06 over CLIP-FT on geometric relations on chain b1 alone: that half fails, the other holds
+    mask = (long["model"] == "negclip-b1s0") & (long["key"] == GEOMETRIC)
+    long.loc[mask, "value"] = PAPER_VGR_BY_KIND["geometric"]["clip_ft"] + 0.01 + 0.06
+    e = aro_claims(Evidence(long), CHANCE, METHODS)[-1]
+    assert [c.held for c in e.conditions] == [True, True, False, True] and not e.held
+    # a toy where NegCLIP gains on neither half: the role conditions fail, the geometric ones hold
+    flat = _paper_like()
+    neg_role = (flat["method"] == "negclip") & (flat["key"] == ROLE)
+    flat.loc[neg_role, "value"] = flat.loc[(flat["method"] == "clip_ft") & (flat["key"] == ROLE), "value"].to_numpy()
+    e = aro_claims(Evidence(flat), CHANCE, METHODS)[-1]
+    assert [c.held for c in e.conditions] == [True, False, True, True]  # 0.657 - 0.596 clears CLIP, not CLIP-FT
+    assert not e.held
+
+
+def test_gains_at_most_mirrors_beats():
+    long = _paper_like()
+    # VG-A by hand: NegCLIP - CLIP-FT = 0.71 - 0.65, 0.72 - 0.66, 0.70 - 0.64 = 0.06 on every chain pair
+    cond = gains_at_most(METHODS, Evidence(long), "negclip", "clip_ft", "aro/vg_attribution/macro_acc", 0.05, "VG-A")
+    assert cond.text == "VG-A: NegCLIP - CLIP-FT <= 0.05" and not cond.at_least
+    assert cond.values == pytest.approx([0.06, 0.06, 0.06]) and cond.runs == ["b0s0 - b0s0", "b1s0 - b1s0",
+                                                                             "b2s0 - b2s0"]
+    assert not cond.held and cond.margin == 0.05 and cond.bound == 0.05
+    assert gains_at_most(METHODS, Evidence(long), "negclip", "clip_ft", "aro/vg_attribution/macro_acc", 0.07,
+                         "VG-A").held
+    mirror = beats(METHODS, Evidence(long), "negclip", "clip_ft", "aro/vg_attribution/macro_acc", 0.05, "VG-A")
+    assert mirror.values == cond.values and mirror.held  # the same pairs and values, the other side of the bound
+    # one chain over the bound breaks it (the worst chain decides), as for beats
+    mask = (long["model"] == "negclip-b2s0") & (long["key"] == "aro/vg_attribution/macro_acc")
+    long.loc[mask, "value"] = 0.64 + 0.051
+    worst = gains_at_most(METHODS, Evidence(long), "negclip", "clip_ft", "aro/vg_attribution/macro_acc", 0.06, "x")
+    assert worst.values == pytest.approx([0.06, 0.06, 0.051]) and worst.held
+    assert not gains_at_most(METHODS, Evidence(long), "negclip", "clip_ft", "aro/vg_attribution/macro_acc", 0.055,
+                             "x").held
 
 
 def test_chains_pair_with_the_base_of_their_own_chain():
@@ -216,6 +273,17 @@ def test_power_rule_marks_a_failing_condition_with_a_large_test_se_underpowered(
     assert list(table["condition_held"]) == ["yes", "underpowered"] and set(table["claim_held"]) == {UNDERPOWERED}
     assert table["test_se"].tolist() == [0.5, 0.02] and table["margin"].tolist() == [0.05, 0.05]
     assert ledger_shown(table)["test SE vs margin / 3"].tolist() == ["0.500 vs 0.017", "0.020 vs 0.017"]
+
+
+def test_gains_at_most_has_the_paired_interval_and_its_clearing_side(tmp_path):
+    ev, spec = _two_chain_evidence(tmp_path)
+    cond = gains_at_most(METHODS, ev, "negclip", "clip", "aro/vg_relation/macro_acc", 0.05, "VG-R")
+    assert cond.values == pytest.approx([0.25, (4 / 6 + 3 / 4) / 2]) and not cond.held
+    diff = _chain_averaged_difference(tmp_path)
+    rng = np.random.default_rng(derive_seed(5, "ledger", cond.text))
+    assert cond.interval == paired_interval(diff, rng, spec) and cond.se > 0 and cond.margin == 0.05
+    # "at most": the interval clears the bound when its upper end is at or below it
+    assert cond.interval_clears == (cond.interval[1] <= 0.05)
 
 
 def test_conditions_carry_the_bootstrap_se_and_the_margin_they_test(tmp_path):

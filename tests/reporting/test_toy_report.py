@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
@@ -109,7 +110,8 @@ def test_intro_and_tables_say_what_the_spread_is_over(ctx, tmp_path):
 
 def test_ledger_reports_the_rule_the_spread_and_intervals(ctx, tmp_path):
     claims, table = R.ledger(ctx)
-    assert verdicts_markdown(claims).count("HELD") == 4
+    assert verdicts_markdown(claims).count("HELD") == len(claims) == 5  # one verdict per claim, (e) included
+    assert R.ledger(ctx) is R.ledger(ctx)  # built once per context (the "what changed" section shows it too)
     assert "**Verdict rule.**" in table.legend and "every whole chain" in table.legend
     vgr = table.data[table.data["condition"] == "VG-R: NegCLIP - CLIP >= 0.05"].iloc[0]
     assert vgr["n"] == 3 and not np.isnan(vgr["ci_low"]) and vgr["ci_low"] <= vgr["value"] <= vgr["ci_high"]
@@ -207,3 +209,112 @@ def test_lr_selection_reads_only_the_selections_params_name(ctx, tmp_path):
         import shutil
 
         shutil.rmtree(stale)
+
+
+# --------------------------------------------------------------------------- claim (e) and what changed
+
+
+def _kind_long(ctx) -> pd.DataFrame:
+    """``ctx.long`` plus the per-kind VG-R keys (geometric, role-asymmetric, wrong image, cases) of every model."""
+    rows = []
+    for _, g in ctx.long.groupby("model", sort=False):
+        head = g.iloc[0].to_dict()
+        neg, k = head["method"] == "negclip", int(head["base_seed"])
+        values = {"aro/vg_relation/geometric_macro_acc": 0.50 + 0.01 * k,
+                  "aro/vg_relation/geometric_wrong_image_macro_acc": 0.50,
+                  "aro/vg_relation/role_macro_acc": (0.80 if neg else 0.55) + 0.01 * k,
+                  "aro/vg_relation/role_wrong_image_macro_acc": (0.70 if neg else 0.50) + 0.01 * k,
+                  "aro/vg_relation/geometric_n_cases": 100.0, "aro/vg_relation/role_n_cases": 20.0}
+        rows += [{**head, "key": key, "value": v} for key, v in values.items()]
+    return R.with_kind_differences(pd.concat([ctx.long, pd.DataFrame(rows)], ignore_index=True))
+
+
+def test_relation_kind_table_puts_own_and_wrong_image_per_kind(ctx):
+    from vlcomp.reporting.collect import summary
+
+    empty = R.relation_kind_table(ctx)  # metrics written before the per-kind keys: empty toy cells, said so
+    assert any("no per-kind VG-R keys" in n for n in empty.notes)
+    long = _kind_long(ctx)
+    table = R.relation_kind_table(replace(ctx, long=long, summ=summary(long)))
+    data = table.data.set_index(["method", "measure"])
+    # role-asymmetric, NegCLIP: own 0.80/0.81/0.82, wrong 0.70/0.71/0.72 -> own - wrong 0.10 on every chain
+    assert data.loc[("negclip", "role-asymmetric, own image"), "mean"] == pytest.approx(0.81)
+    assert data.loc[("negclip", "role-asymmetric, own - wrong"), "mean"] == pytest.approx(0.10)
+    assert data.loc[("negclip", "role-asymmetric, own - wrong"), "spread"] == pytest.approx(0.0, abs=1e-12)
+    assert data.loc[("clip", "geometric, own image"), "paper"] == pytest.approx(0.570)  # ARO Table 2 by kind
+    assert data.loc[("negclip", "role-asymmetric, own image"), "paper"] == pytest.approx(0.863)
+    assert np.isnan(data.loc[("clip", "geometric, wrong image"), "paper"])
+    assert any("geometric 100, role-asymmetric 20" in n for n in table.notes)
+    assert any("Prediction 2" in n for n in table.notes) and not any("no per-kind" in n for n in table.notes)
+    assert not NAN.search(table_html(table))
+
+
+def _snapshot(folder: Path, ctx, claims: pd.DataFrame) -> None:
+    """A first-world snapshot: its claims ledger, params (one knob moved, one absent) and summary rows."""
+    folder.mkdir(parents=True)
+    claims.to_csv(folder / "claims_aro.csv", index=False)
+    before = json.loads(json.dumps(PARAMS))
+    before["world"]["colour_prior"] = 0.4
+    del before["world"]["captions"]
+    (folder / "params.yaml").write_text(yaml.safe_dump(before))
+    rows = []
+    for k in BASES:
+        for model, method, seed, role in ((f"clip-b{k}", "clip", "", 0.5), (f"negclip-b{k}s0", "negclip", "0", 0.6)):
+            for key, v in (("aro/vg_relation/macro_acc", 0.5), ("aro/vg_relation/geometric_macro_acc", 0.5 + 0.01 * k),
+                           ("aro/vg_relation/role_macro_acc", role + 0.02 * k),
+                           ("aro/vg_relation/role_n_cases", 509.0)):
+                rows.append({"model": model, "method": method, "base": f"b{k}", "base_seed": str(k), "seed": seed,
+                             "key": key, "value": v, "source": "items"})
+    pd.DataFrame(rows).to_csv(folder / "summary.csv", index=False)
+
+
+def test_world_change_section_puts_the_first_world_beside_this_run(ctx, tmp_path):
+    here = replace(ctx, calibration_csv=tmp_path / "calibration" / "aro_world.csv")
+    assert R.world_change_settings(here) is None and R.world_change_claims(here) is None
+    assert "scripts/snapshot_first_world.py" in R.first_world_missing(here)
+    _, ledger = R.ledger(ctx)
+    moved = ledger.data[ledger.data["claim"] != "e"].copy()
+    vgr = moved["condition"] == "VG-R: NegCLIP - CLIP >= 0.05"
+    moved.loc[vgr, "value"] = -0.25
+    _snapshot(tmp_path / "calibration" / "first_world", ctx, moved)
+
+    settings = R.world_change_settings(here).data.set_index("setting")
+    assert settings.loc["world.colour_prior", "before"] == "0.4" and settings.loc["world.colour_prior", "after"] == "0.5"
+    assert settings.loc["world.captions.and_prob", "before"] == "" and settings.loc["world.captions.and_prob",
+                                                                                   "after"] == "0.5"
+    assert "world.layout_prior" not in settings.index  # unchanged settings are not listed
+
+    table = R.world_change_claims(here)
+    data = table.data.set_index(["claim", "condition"])
+    row = data.loc[("a", "VG-R: NegCLIP - CLIP >= 0.05")]
+    assert row["first world/value"] == -0.25 and row["this run/value"] == pytest.approx(
+        ledger.data.loc[ledger.data["condition"] == "VG-R: NegCLIP - CLIP >= 0.05", "value"].iloc[0])
+    assert row["first world/n"] == row["this run/n"] == 3
+    # claim (e) of the first world from its summary rows: NegCLIP - CLIP role = 0.1 on every chain, no CLIP-FT
+    e = data.loc[("e", "VG-R role-asymmetric: NegCLIP - CLIP >= 0.05")]
+    assert e["first world/value"] == pytest.approx(0.1) and e["first world/spread"] == pytest.approx(0.0, abs=1e-12)
+    assert e["first world/condition_held"] == "yes" and e["this run/n"] == 0
+    vs_ft = [c for c in data.loc["e"].index if c.startswith("VG-R role-asymmetric: NegCLIP - ") and "CLIP >=" not in c]
+    assert len(vs_ft) == 1 and data.loc[("e", vs_ft[0]), "first world/n"] == 0  # these params have no CLIP-FT
+    assert not any("same value on both sides" in n for n in table.notes)
+    shown = table.shown.set_index(["claim", "condition"])
+    assert shown.loc[("e", "VG-R role-asymmetric: NegCLIP - CLIP >= 0.05"), "this run: value ± spread (n)"] == "missing"
+
+    (tmp_path / "calibration" / "first_world" / "claims_aro.csv").unlink()
+    ledger.data[ledger.data["claim"] != "e"].to_csv(tmp_path / "calibration" / "first_world" / "claims_aro.csv",
+                                                    index=False)
+    assert any("same value on both sides" in n for n in R.world_change_claims(here).notes)
+
+    base = R.world_change_base(here).data.set_index("key")
+    # CLIP's role-asymmetric macro in the first world: 0.50, 0.52, 0.54; this run's metrics lack the key
+    assert base.loc["aro/vg_relation/role_macro_acc", "first world/mean"] == pytest.approx(0.52)
+    assert base.loc["aro/vg_relation/role_macro_acc", "first world/n"] == 3
+    assert np.isnan(base.loc["aro/vg_relation/role_macro_acc", "this run/mean"])
+    assert base.loc["aro/vg_relation/macro_acc", "this run/mean"] == pytest.approx(
+        ctx.summ.query("method == 'clip' and key == 'aro/vg_relation/macro_acc'")["mean"].iloc[0])
+    shown = R.world_change_base(here).shown.set_index("measure")
+    assert shown.loc["VG-R role-asymmetric cases", "CLIP, first world"] == "509 (n=3)"
+    assert shown.loc["VG-R role-asymmetric", "CLIP, this run"] == "missing"
+    assert "docs/world_v2.md" in R.world_change_markdown(here)
+    for t in (R.world_change_settings(here), R.world_change_claims(here), R.world_change_base(here)):
+        assert t.legend and not NAN.search(table_html(t))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -447,3 +448,42 @@ def test_notebook_real_profile_says_not_run(tmp_path):
         assert (out / "tables" / f"{name}.csv").exists(), name
     printed = (out / "tables" / "TSVLC-T1_T2_printed.md").read_text()
     assert "Printed values only, as printed." in printed
+
+
+def test_world_change_section_puts_the_first_world_beside_this_run(ctx, tmp_path):
+    here = replace(ctx, first_world=tmp_path / "first_world")
+    assert R.world_change_settings(here) is None and R.world_change_claims(here) is None
+    assert str(tmp_path / "first_world") in R.first_world_missing(here)
+    (tmp_path / "first_world").mkdir()
+    before = _params()
+    before["methods"]["tsvlc_lora"]["epochs"] = 3  # this run's params do not set it
+    before["benchmarks"]["twins"]["vlchecklist"]["items_per_file"] = 2
+    (tmp_path / "first_world" / "params.yaml").write_text(yaml.safe_dump(before))
+    settings = R.world_change_settings(here).data.set_index("setting")
+    assert list(settings.index) == ["methods.tsvlc_lora.epochs", "benchmarks.twins.vlchecklist.items_per_file"]
+    assert settings.loc["methods.tsvlc_lora.epochs", "before"] == "3"
+    assert settings.loc["methods.tsvlc_lora.epochs", "after"] == ""
+    assert settings.loc["benchmarks.twins.vlchecklist.items_per_file", "after"] == "4"
+
+    _, ledger = R.ledger(ctx)
+    ledger.data.to_csv(tmp_path / "first_world" / "claims_tsvlc.csv", index=False)
+    same = R.world_change_claims(here)
+    assert len(same.data) == len(ledger.data) and any("same value on both sides" in n for n in same.notes)
+    moved = ledger.data.copy()
+    moved.loc[0, ["value", "condition_held", "claim_held"]] = [-0.5, "no", "not held"]
+    gone = moved.iloc[[0]].assign(condition="a condition this run no longer has")
+    pd.concat([moved, gone]).to_csv(tmp_path / "first_world" / "claims_tsvlc.csv", index=False)
+    table = R.world_change_claims(here)
+    last = table.data.iloc[-1]  # the first world's alone: after this run's, with n = 0 and no verdict on this side
+    assert last["condition"] == "a condition this run no longer has" and len(table.data) == len(ledger.data) + 1
+    assert last["this run/n"] == 0 and last["this run/condition_held"] == "" and last["first world/n"] > 0
+    assert table.shown.iloc[-1]["this run: value ± spread (n)"] == "missing"
+    row = table.data.iloc[0]
+    assert (row["claim"], row["condition"]) == tuple(ledger.data.iloc[0][["claim", "condition"]])
+    assert row["first world/value"] == -0.5 and row["this run/value"] == pytest.approx(ledger.data.iloc[0]["value"])
+    assert row["first world/claim_held"] == "not held"
+    assert not any("same value on both sides" in n for n in table.notes)
+    assert "first world: value ± spread (n)" in table.shown.columns
+    assert "docs/world_v2.md" in R.world_change_markdown(here)
+    for t in (R.world_change_settings(here), table):
+        assert t.legend and not NAN.search(show(tmp_path, "x", t))

@@ -6,8 +6,11 @@ An :class:`ItemMetric` states how a metric of ``metrics.json`` follows from one 
 own terms (:mod:`vlcomp.benchmarks`): the per-row score, the columns naming an item (rows sharing them, e.g. one
 caption under several perturbation seeds, are averaged into one item), and for a macro average the group column,
 the rows that leave it (VG-Relation's symmetric relations) and the smallest group kept (VG-Attribution: 25 cases,
-or the ``aro_vga_min_count`` setting in the model's provenance). :func:`metric_value` recomputes the metric from the
-items; the ledger uses an interval only where that equals the value in ``metrics.json``.
+or the ``aro_vga_min_count`` setting in the model's provenance). A VG-Relation macro of one relation kind
+(``aro/vg_relation/{geometric,role}_macro_acc``, ARO Table 2's two halves) keeps only the cases whose relation is of
+that kind (:func:`vlcomp.metrics.aro.relation_kind`, the benchmark's own split), so its bootstrap resamples those
+cases alone and re-averages over that kind's relations. :func:`metric_value` recomputes the metric from the items;
+the ledger uses an interval only where that equals the value in ``metrics.json``.
 
 The bootstrap (:func:`paired_interval`) resamples items with replacement (``scipy.stats.bootstrap``, ``paired=True``:
 the per-item difference and its group travel together) and recomputes the metric on every resample by its own
@@ -50,7 +53,7 @@ from ..benchmarks.retrieval import RETRIEVAL_METRIC_NAME
 from ..benchmarks.vlchecklist import aggregate_vlchecklist
 from ..benchmarks.zeroshot import aggregate_suite
 from ..formats.vlchecklist import ACC_DECIMALS as VLC_ACC_DECIMALS
-from ..metrics.aro import VG_ATTRIBUTION_MIN_COUNT, VG_RELATION_MIN_COUNT
+from ..metrics.aro import VG_ATTRIBUTION_MIN_COUNT, VG_RELATION_MIN_COUNT, relation_kind
 
 #: Defaults of the ledger's bootstrap: a 95 % percentile interval from 9,999 resamples (scipy's default count).
 CONFIDENCE = 0.95
@@ -58,13 +61,17 @@ N_RESAMPLES = 9999
 METHOD = "percentile"
 #: Scratch memory bound: at most this many resampled values exist at once (``batch`` of scipy's bootstrap).
 MAX_ELEMENTS = 1 << 22
+#: The relation kinds of VG-Relation's per-kind macros (``aro/vg_relation/<kind>_macro_acc``).
+RELATION_KINDS = ("geometric", "role")
 
 
 @dataclass(frozen=True)
 class ItemMetric:
     """How one metric follows from one per-item table: the mean over items of ``score`` (rows sharing the ``item``
     columns averaged first), or, with ``group``, the unweighted mean over groups of the per-group mean, over the
-    groups with at least ``min_count`` items (``min_count_setting``: the provenance setting that overrides it)."""
+    groups with at least ``min_count`` items (``min_count_setting``: the provenance setting that overrides it);
+    ``relation_kind``: only the rows whose group, a VG-Relation relation, is of that kind
+    (:func:`vlcomp.metrics.aro.relation_kind`)."""
 
     table: str
     score: str
@@ -74,6 +81,7 @@ class ItemMetric:
     min_count_setting: str | None = None
     drop: str | None = None  # a bool column: flagged rows leave the metric
     where: tuple[tuple[str, str], ...] = ()  # rows kept: column == value
+    relation_kind: str | None = None  # rows kept: relation_kind(group) == this
 
     @property
     def columns(self) -> list[str]:
@@ -95,6 +103,10 @@ def item_metric(key: str) -> ItemMetric | None:
     if key == "aro/vg_relation/macro_acc":
         return ItemMetric("vg_relation", "correct", ("index",), group="relation", min_count=VG_RELATION_MIN_COUNT,
                           drop="excluded")
+    kinds = {f"aro/vg_relation/{kind}_macro_acc": kind for kind in RELATION_KINDS}
+    if key in kinds:  # one half of ARO Table 2: that kind's cases, the macro over that kind's relations
+        return ItemMetric("vg_relation", "correct", ("index",), group="relation", min_count=VG_RELATION_MIN_COUNT,
+                          drop="excluded", relation_kind=kinds[key])
     if key == "aro/vg_attribution/macro_acc":
         return ItemMetric("vg_attribution", "correct", ("index",), group="pair", min_count=VG_ATTRIBUTION_MIN_COUNT,
                           min_count_setting="aro_vga_min_count")
@@ -143,6 +155,9 @@ def read_item_scores(folder: str | Path, metric: ItemMetric, provenance: Mapping
     df = pd.read_parquet(path, columns=metric.columns)
     for column, wanted in metric.where:
         df = df[df[column].astype(str) == wanted]
+    if metric.relation_kind is not None:
+        kind_of = {r: relation_kind(r) for r in df[metric.group].astype(str).unique()}
+        df = df[df[metric.group].astype(str).map(kind_of) == metric.relation_kind]
     if metric.drop:
         df = df[~df[metric.drop].astype(bool)]
     if df.empty:

@@ -22,9 +22,10 @@ of, ``derived``) the bootstrap is stratified instead: items resampled within eac
 every model, the macro recomputed per resample (:func:`vlcomp.reporting.items.stratified_interval`; the condition's
 ``resampling`` says so and the legend repeats it). The interval says how much the value would move on another
 draw of test items; whether it clears the bound is shown but does not enter the verdict. The condition builders
-(:func:`at_most`, :func:`at_least`, :func:`beats`, :func:`ratio`) take an :class:`Evidence` (the long table of
-:func:`vlcomp.reporting.collect.collect` and where the per-item tables are); each paper states its claims and
-thresholds in its module under :mod:`vlcomp.reporting.papers` (the registry's ``claims``).
+(:func:`at_most`, :func:`at_least`, :func:`beats`, its mirror :func:`gains_at_most`, :func:`ratio`) take an
+:class:`Evidence` (the long table of :func:`vlcomp.reporting.collect.collect` and where the per-item tables are);
+each paper states its claims and thresholds in its module under :mod:`vlcomp.reporting.papers` (the registry's
+``claims``).
 """
 
 from __future__ import annotations
@@ -339,14 +340,25 @@ def beats(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str
           what: str) -> Condition:
     """``better - worse >= margin`` on every chain pair (:func:`pair_chains`); the margin tested is ``|margin|``
     (a margin within :data:`MIN_MARGIN` of 0 tests a sign: no power rule)."""
-    ev = _evidence(ev)
-    text = f"{what}: {methods.label(better)} - {methods.label(worse)} >= {margin}"
+    return _difference(methods, _evidence(ev), better, worse, key, margin, what, at_least=True)
+
+
+def gains_at_most(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str, key: str, margin: float,
+                  what: str) -> Condition:
+    """``better - worse <= margin`` on every chain pair (:func:`pair_chains`): no gain of more than ``margin``. The
+    mirror of :func:`beats`: the same pairs, values, interval and margin tested (``|margin|``)."""
+    return _difference(methods, _evidence(ev), better, worse, key, margin, what, at_least=False)
+
+
+def _difference(methods: Methods, ev: Evidence, better: str, worse: str, key: str, margin: float, what: str, *,
+                at_least: bool) -> Condition:
+    text = f"{what}: {methods.label(better)} - {methods.label(worse)} {'>=' if at_least else '<='} {margin}"
     pairs, unpaired = pair_chains(ev, better, worse, key)
     interval, se, note, resampling = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
     if unpaired:
         note = "; ".join(filter(None, [note, "no chain to pair with: " + ", ".join(unpaired)]))
     values, tested = [float(a["value"] - b["value"]) for a, b in pairs], _margin(margin, 0.0)
-    return Condition(text, values, [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, True,
+    return Condition(text, values, [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, at_least,
                      interval, _sign_note(note, tested, values), se, tested, resampling)
 
 
@@ -402,17 +414,21 @@ def power_text(se: float, margin: float) -> str:
     return number(se) + ("" if pd.isna(margin) else f" vs {number(margin * POWER_FRACTION)}")
 
 
+def value_text(value: float, spread: float, n: int) -> str:
+    """A ledger row's value cell: ``value ± spread (n=3)``, ``value (n=1)``, or ``missing`` without a value."""
+    if n == 0:
+        return "missing"
+    if n == 1:
+        return f"{number(value)} (n=1)"
+    return f"{number(value)} ± {number(spread)} (n={n})"
+
+
 def ledger_shown(table: pd.DataFrame) -> pd.DataFrame:
     """The ledger for reading: value ± spread (n), min..max, the interval, the verdicts."""
     rows = []
     for r in table.to_dict("records"):
         n = int(r["n"])
-        if n == 0:
-            value = "missing"
-        elif n == 1:
-            value = f"{number(r['value'])} (n=1)"
-        else:
-            value = f"{number(r['value'])} ± {number(r['spread'])} (n={n})"
+        value = value_text(r["value"], r["spread"], n)
         ci = "" if pd.isna(r["ci_low"]) else f"[{number(r['ci_low'])}, {number(r['ci_high'])}]"
         power = power_text(r["test_se"], r["margin"])
         rows.append({"claim": r["claim"], "condition": r["condition"], "value ± spread over chains (n)": value,
@@ -422,6 +438,95 @@ def ledger_shown(table: pd.DataFrame) -> pd.DataFrame:
                      "holds on every chain": r["condition_held"], "claim verdict": r["claim_held"],
                      "note": r["note"]})
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- two ledgers side by side
+
+
+BESIDE_FIELDS: tuple[str, ...] = ("n", "value", "spread", "test_se", "condition_held", "claim_held")
+"""The columns of each side of :func:`ledger_beside`."""
+
+
+def ledger_beside(before: pd.DataFrame, after: pd.DataFrame, names: tuple[str, str]) -> pd.DataFrame:
+    """Two ledger tables (:data:`LEDGER_COLUMNS`: e.g. the claims CSV of an earlier world and this run's ledger),
+    condition by condition: one row per (claim, condition) of either, ``after``'s first in its order, then those
+    only ``before`` has; per side (``names``: column prefixes) its :data:`BESIDE_FIELDS`. A side without the
+    condition has n = 0 and empty verdicts."""
+    keys = ["claim", "condition"]
+    sides = [t.loc[:, [*keys, *BESIDE_FIELDS]].drop_duplicates(keys).rename(
+        columns={f: f"{name}/{f}" for f in BESIDE_FIELDS}) for t, name in zip((before, after), names, strict=True)]
+    order = pd.concat([after[keys], before[keys]]).drop_duplicates().reset_index(drop=True)
+    out = order.merge(sides[0], on=keys, how="left").merge(sides[1], on=keys, how="left")
+    for name in names:
+        out[f"{name}/n"] = out[f"{name}/n"].fillna(0).astype(int)
+        for f in ("condition_held", "claim_held"):
+            out[f"{name}/{f}"] = out[f"{name}/{f}"].fillna("")
+    return out
+
+
+def beside_shown(table: pd.DataFrame, names: tuple[str, str]) -> pd.DataFrame:
+    """:func:`ledger_beside` for reading: per side the value ± spread over chains (n), the condition's verdict
+    (holds on every chain) and the claim's."""
+    rows = []
+    for r in table.to_dict("records"):
+        row = {"claim": r["claim"], "condition": r["condition"]}
+        for name in names:
+            row[f"{name}: value ± spread (n)"] = value_text(r[f"{name}/value"], r[f"{name}/spread"],
+                                                            int(r[f"{name}/n"]))
+            row[f"{name}: holds on every chain"] = r[f"{name}/condition_held"]
+            row[f"{name}: claim verdict"] = r[f"{name}/claim_held"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+SAME_VALUES_NOTE = ("Every condition both ledgers have has the same value on both sides: this run's outputs are "
+                    "still those of the {before} (the rerun has not reached them yet).")
+BESIDE_LEGEND = ("Per side: the condition's value, mean ± sample standard deviation (ddof = 1) over its chains or "
+                 "chain pairs (n), whether it holds on every chain, and the claim's verdict (the verdict and power "
+                 "rules under the claims ledger). *missing*: that side has no value of the condition.")
+
+
+def ledger_change(before: pd.DataFrame, after: pd.DataFrame, names: tuple[str, str],
+                  notes: Sequence[str] = ()) -> Table:
+    """:func:`ledger_beside` as a report table, with a note when no shared condition's value moved (``after`` is
+    still ``before``'s outputs)."""
+    data = ledger_beside(before, after, names)
+    both = data[(data[f"{names[0]}/n"] > 0) & (data[f"{names[1]}/n"] > 0)]
+    same = len(both) > 0 and bool(np.allclose(both[f"{names[0]}/value"].to_numpy(float),
+                                              both[f"{names[1]}/value"].to_numpy(float), rtol=0, atol=1e-9))
+    return Table(data, beside_shown(data, names), BESIDE_LEGEND,
+                 [*notes, *([SAME_VALUES_NOTE.format(before=names[0])] if same else [])])
+
+
+def changed_settings(before: Mapping, after: Mapping, sections: Sequence[str]) -> pd.DataFrame:
+    """The settings behind two ledgers that differ: every leaf under the dotted ``sections`` of two params mappings
+    (e.g. ``world``, ``methods.negclip``) whose value differs or that only one side has, one row each (``setting``,
+    ``before``, ``after``: the values as YAML flow text, empty where absent), in ``sections`` order then key order."""
+    import yaml
+
+    def leaves(node: object, prefix: str) -> dict[str, object]:
+        if isinstance(node, Mapping):
+            return {k: v for key, sub in node.items() for k, v in leaves(sub, f"{prefix}.{key}").items()}
+        return {prefix: node}
+
+    def at(params: Mapping, dotted: str) -> object:
+        node: object = params
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        return node
+
+    def text(v: object) -> str:
+        return yaml.safe_dump(v, default_flow_style=True, width=10**6).strip().removesuffix("...").strip()
+
+    rows = []
+    for section in sections:
+        a, b = leaves(at(before, section), section), leaves(at(after, section), section)
+        for key in dict.fromkeys([*a, *b]):
+            if key in a and key in b and a[key] == b[key]:
+                continue
+            rows.append({"setting": key, "before": text(a[key]) if key in a and a[key] is not None else "",
+                         "after": text(b[key]) if key in b and b[key] is not None else ""})
+    return pd.DataFrame(rows, columns=["setting", "before", "after"])
 
 
 def rule_markdown(ev: Evidence, claims: list[Claim], methods: Methods) -> str:

@@ -29,7 +29,8 @@ PAPERS.add(NAME, Paper(
     artifacts=("ARO-D1", "ARO-D2", "ARO-D3", "ARO-D4", "ARO-M1", "ARO-M2", "ARO-T1", "ARO-F1", "ARO-T2", "ARO-X1",
                "ARO-X2", "ARO-F2", "ARO-T3", "ARO-T4", "ARO-T5", "ARO-F3", "ARO-T6"),
     claims=aro_claims,
-    calibration=("batchnorm_summary.csv", "coco_caption_stats.csv", "plasticity.csv", "prior_uptake.csv",
+    calibration=("batchnorm_summary.csv", "coco_caption_stats.csv", "first_world/claims_aro.csv",
+                 "first_world/params.yaml", "first_world/summary.csv", "plasticity.csv", "prior_uptake.csv",
                  "relation_probe.csv", "seed_design.csv", "world_base_gate.csv", "world_perception.csv",
                  "world_pretraining.csv"),
 ))

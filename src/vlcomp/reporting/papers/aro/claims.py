@@ -1,4 +1,5 @@
-"""ARO's claims ledger: the four headline claims of the issue as conditions over the whole-chain runs.
+"""ARO's claims ledger: the four headline claims of the issue (a-d) and ARO Table 2's split by relation kind (e), as
+conditions over the whole-chain runs.
 
 Thresholds are fixed here, from the paper's own numbers, before any result is seen; they are not tuned. A condition
 holds iff it holds on every chain (:data:`vlcomp.reporting.ledger.VERDICT_RULE`); comparisons also get an item-level
@@ -6,6 +7,13 @@ bootstrap interval (:mod:`vlcomp.reporting.items`). A failing condition whose te
 of the margin it tests is underpowered (:data:`vlcomp.reporting.ledger.POWER_RULE`): a comparison tests its margin;
 a bound on one method tests its distance from chance (:data:`TWO_WAY_CHANCE`, :data:`ORDER_CHANCE`, a random
 ranking's R@1).
+
+Claim (e) is pre-registered in ``docs/world_v2.md`` (prediction 1): NegCLIP's VG-R gain comes from role-asymmetric
+relations and not from geometric ones (:data:`PAPER_VGR_BY_KIND`). Its conditions read the per-kind macros
+``aro/vg_relation/{geometric,role}_macro_acc`` (:func:`vlcomp.metrics.aro.relation_kind`); their item-level bootstrap
+resamples the cases of that kind alone (:func:`vlcomp.reporting.items.item_metric`). Prediction 2 (the wrong-image
+control above chance on role relations, near chance on geometric ones) is a diagnostic table of the report, not a
+condition.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 from ....benchmarks.retrieval import metric_key as retrieval_key
 from ....text.perturb import ORDER_KINDS
 from ...collect import Methods
-from ...ledger import Claim, Evidence, at_least, at_most, beats, ratio
+from ...ledger import Claim, Evidence, at_least, at_most, beats, gains_at_most, ratio
 
 WEAK_MAX = 0.65
 """'Weak' on a 2-way task: at most 0.65 (paper CLIP: VG-R 0.59, VG-A 0.62; chance 0.50)."""
@@ -31,11 +39,20 @@ TWO_WAY_CHANCE = 0.5
 """VG-Relation / VG-Attribution: a true and a false caption."""
 ORDER_CHANCE = 1 / (1 + len(ORDER_KINDS))
 """COCO / Flickr30k-Order: the original caption and one option per perturbation kind."""
+PAPER_VGR_BY_KIND = {"geometric": {"clip": 0.570, "clip_ft": 0.538, "negclip": 0.529},
+                     "role": {"clip": 0.596, "clip_ft": 0.657, "negclip": 0.863}}
+"""ARO Table 2 split by relation kind (catalog §4.5): the unweighted mean of the printed per-relation accuracies, to 3
+decimals, over its 8 geometric relations (:data:`vlcomp.metrics.aro.VG_GEOMETRIC_RELATIONS`, 17,264 samples) and its 37
+role-asymmetric ones (4,653 samples). NegCLIP's gain is role-asymmetric: +0.267 over CLIP and +0.206 over CLIP-FT,
+both clear (>= :data:`CLEAR_MARGIN`); on geometric relations it is -0.041 and -0.009, no clear gain (<=
+:data:`CLEAR_MARGIN`). Claim (e) tests both halves with the same margin as claims (a) and (c)."""
+VGR_KIND_KEYS = {"geometric": "aro/vg_relation/geometric_macro_acc", "role": "aro/vg_relation/role_macro_acc"}
+"""The metric keys of the two halves (:mod:`vlcomp.benchmarks.aro`)."""
 
 
 def aro_claims(ev: Evidence, chance_r1: dict[str, float], methods: Methods) -> list[Claim]:
-    """The four headline claims of the issue, evaluated on the collected metrics (``ev``: their long table and where
-    the per-item tables are).
+    """The four headline claims of the issue and claim (e) (:func:`relation_kind_claim`), evaluated on the collected
+    metrics (``ev``: their long table and where the per-item tables are).
 
     ``chance_r1`` maps ``coco``/``flickr30k`` to the image->text R@1 of a random ranking on that test split.
     """
@@ -71,4 +88,22 @@ def aro_claims(ev: Evidence, chance_r1: dict[str, float], methods: Methods) -> l
         for direction in ("i2t", "t2i"):
             d.conditions.append(beats(methods, ev, "negclip", "clip", retrieval_key(ds, "none", f"{direction}/recall_at_1"),
                                       -FEW_POINTS, f"{ds} {direction} R@1"))
-    return [a, b, c, d]
+    return [a, b, c, d, relation_kind_claim(ev, methods)]
+
+
+def relation_kind_claim(ev: Evidence, methods: Methods) -> Claim:
+    """Claim (e), ARO Table 2 split by relation kind: NegCLIP beats CLIP and CLIP-FT by a clear margin on the
+    role-asymmetric relations, and gains no more than that margin over either on the geometric ones
+    (:data:`PAPER_VGR_BY_KIND`)."""
+    paper = PAPER_VGR_BY_KIND
+    e = Claim("e", "NegCLIP's VG-R gain comes from role-asymmetric relations, not from geometric ones.",
+              "Table 2 by relation kind: role-asymmetric CLIP {clip:.3f} / CLIP-FT {clip_ft:.3f} -> NegCLIP "
+              "{negclip:.3f}; ".format(**paper["role"])
+              + "geometric CLIP {clip:.3f} / CLIP-FT {clip_ft:.3f} -> NegCLIP {negclip:.3f}".format(**paper["geometric"]))
+    for other in ("clip", "clip_ft"):
+        e.conditions.append(beats(methods, ev, "negclip", other, VGR_KIND_KEYS["role"], CLEAR_MARGIN,
+                                  "VG-R role-asymmetric"))
+    for other in ("clip_ft", "clip"):
+        e.conditions.append(gains_at_most(methods, ev, "negclip", other, VGR_KIND_KEYS["geometric"], CLEAR_MARGIN,
+                                          "VG-R geometric"))
+    return e

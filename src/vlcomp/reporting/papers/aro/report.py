@@ -45,6 +45,18 @@ SECTIONS = (
             ('Toy cells: mean ± spread over whole-chain runs; "paper": the printed value. The CSV holds one '
             'numeric row per task and model (mean, spread, n, paper value, difference).')),
     Section("What each toy twin stands for", (Part("stands_for", T.stands_for_table),)),
+    Section("What changed and why: the first world beside this run",
+            (Part("world_change_why", T.world_change_markdown),
+             Part("world_change_settings", T.world_change_settings, title="Settings that differ",
+                  missing=T.first_world_missing),
+             Part("world_change_claims", T.world_change_claims, title="Claims, condition by condition",
+                  missing=T.first_world_missing),
+             Part("world_change_base", T.world_change_base, title="Base models (CLIP)",
+                  missing=T.first_world_missing)),
+            ("The project moved from its first toy world to a second one (`docs/world_v2.md`). The first world's "
+             "outputs are kept in `calibration/first_world/` (`scripts/snapshot_first_world.py`: its claims ledgers, "
+             "its params and its base and fine-tuned models' headline rows); while this run's outputs are still the "
+             "first world's, both sides show the same world.")),
     Section("ARO-F3 — Figure 3 (radar)", (Part("ARO-F3", lambda ctx: T.figure(ctx, "ARO-F3"), ("ARO-F3",)),)),
     Section("ARO-D1–D4, ARO-M1/M2 — the datasets and checkpoints this run built",
             (Part("ARO-D_M_artifacts", lambda ctx: T.artifacts(ctx, T.mined_dir(ctx, ctx.mined_root)),
@@ -63,6 +75,13 @@ SECTIONS = (
             "the ARO code does. Toy and paper columns follow one model order: the report's methods, then the "
             'models the paper alone prints.')),
     Section("ARO-X2 — VG-Relation, spatial vs verbs (in-text numbers)", (Part("ARO-X2", T.x2, ("ARO-X2",)),)),
+    Section("Claim (e) — VG-Relation by relation kind, own image and wrong image",
+            (Part("relation_kind", T.relation_kind_table),),
+            ("ARO Table 2 split by relation kind (`vlcomp.metrics.aro.relation_kind`): *geometric* relations (left, "
+             "right, above, below, behind, in front of, ...), where either object can take either role, and "
+             "*role-asymmetric* ones (on, wearing, holding; the toy's pointing at, inside, sitting on ...), where the "
+             "swapped caption is implausible as text. Claim (e) in the ledger tests NegCLIP's gain on each half; "
+             "this table adds the wrong-image control per kind (pre-registered prediction 2, `docs/world_v2.md`).")),
     Section("ARO-X1 — VG-Attribution macro accuracy (in-text numbers)", (Part("ARO-X1", T.x1, ("ARO-X1",)),)),
     Section("Wrong-image control: how much of VG-R / VG-A and the relation benchmarks is read off the image?",
             (Part("wrong_image_control", T.wrong_image),),

@@ -11,7 +11,7 @@ has no spread) and the paper's own inconsistencies about it (:mod:`.inconsistenc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +33,32 @@ from ...collect import (  # noqa: E402
     runs_summary,
     spread_legend,
     summary,
+    value,
     with_difference,
     with_mean,
 )
 from ...items import Bootstrap  # noqa: E402
-from ...ledger import Claim, Evidence, report_ledger  # noqa: E402
+from ...ledger import (  # noqa: E402
+    Claim,
+    Evidence,
+    changed_settings,
+    ledger_change,
+    ledger_table,
+    report_ledger,
+    value_text,
+)
 from ...paper_values import load_paper_values  # noqa: E402
-from ...render import Figure, Table, cell  # noqa: E402
+from ...render import Figure, Table, cell, number  # noqa: E402
 from ...tree import PROVENANCE_LEGEND, TOY_PROFILE, read_params  # noqa: E402
 from .. import PAPERS, paper_scope  # noqa: E402
 from . import NAME, figures, tables  # noqa: E402
 from .artifacts import artifact_inventory  # noqa: E402
+from .claims import PAPER_VGR_BY_KIND, TWO_WAY_CHANCE, VGR_KIND_KEYS, relation_kind_claim  # noqa: E402
 from .inconsistencies import notes as paper_notes  # noqa: E402
 from .negatives import negative_composition as composition  # noqa: E402
 
 EXAMPLE_SENTENCE = "remarkable scene with a blue ball behind a green chair"
+FIRST_WORLD_DIR = "first_world"  # under calibration/: the first world's claims, params and summary rows
 NO_SPREAD_EMPTY = "Empty cell: not measured when the row was run (the metric was added later)."
 
 
@@ -65,10 +76,16 @@ class ReportContext:
     calibration_csv: Path = Path("calibration/aro_world.csv")  # the world-calibration sweep; its folder holds the probes'
     mined_root: Path = Path("data/mined")
     blind: tuple[BlindResult, ...] = ()  # the blind-text ceilings (metrics/blind/<name>/): reference rows, no method
+    built_ledger: tuple[list[Claim], Table] | None = field(default=None, repr=False)  # :func:`ledger`, once
 
     @property
     def profile(self) -> str:
         return self.params.get("profile", TOY_PROFILE)
+
+    @property
+    def first_world_dir(self) -> Path:
+        """The first world's snapshot (``scripts/snapshot_first_world.py``), beside the probes' CSVs."""
+        return self.calibration_csv.parent / FIRST_WORLD_DIR
 
     def legend(self, keys: list[str] | None = None) -> str:
         """What ``±`` is over and n for the report's methods, over the models that have any of ``keys``."""
@@ -87,6 +104,7 @@ def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str,
         long = with_difference(long, tables.own_minus_wrong_key(own), own, wrong)
     for ds in ("coco", "flickr30k"):
         long = with_mean(long, tables.radar_retrieval_key(ds), tables.radar_retrieval_parts(ds))
+    long = with_kind_differences(long)
     return ReportContext(long, summary(long), load_paper_values(NAME), params, Path(world_dir), Path(benchmarks_dir),
                          Path(models_dir), methods_of(params, NAME), Path(metrics_dir), Path(calibration_csv),
                          Path(mined_root), tuple(read_blind(metrics_dir, params)))
@@ -155,10 +173,216 @@ def claims(ctx: ReportContext, ev: Evidence | None = None):
 
 
 def ledger(ctx: ReportContext) -> tuple[list[Claim], Table]:
-    """The claims and the ledger table (one row per condition, :func:`vlcomp.reporting.ledger.report_ledger`)."""
-    ev = evidence(ctx)
-    cl = claims(ctx, ev)
-    return cl, report_ledger(ev, cl, ctx.methods)
+    """The claims and the ledger table (one row per condition, :func:`vlcomp.reporting.ledger.report_ledger`),
+    built once per context (the page and the "what changed" section both show it)."""
+    if ctx.built_ledger is None:
+        ev = evidence(ctx)
+        cl = claims(ctx, ev)
+        ctx.built_ledger = (cl, report_ledger(ev, cl, ctx.methods))
+    return ctx.built_ledger
+
+
+# --------------------------------------------------------------------------- claim (e): VG-R by relation kind
+
+
+KIND_LABELS = {"geometric": "geometric", "role": "role-asymmetric"}
+
+
+def kind_key(kind: str, what: str) -> str:
+    """A per-kind VG-R key: ``what`` = ``macro_acc``'s prefix (``wrong_image``, ``own_minus_wrong_image``) or
+    ``""`` (the own-image macro), or ``n_cases``."""
+    if what == "n_cases":
+        return f"aro/vg_relation/{kind}_n_cases"
+    return f"aro/vg_relation/{kind}_{what + '_' if what else ''}macro_acc"
+
+
+def with_kind_differences(long: pd.DataFrame) -> pd.DataFrame:
+    """``long`` plus, per relation kind, the per-model "own image - wrong image" of VG-R's per-kind macro."""
+    for kind, own in VGR_KIND_KEYS.items():
+        long = with_difference(long, kind_key(kind, "own_minus_wrong_image"), own, kind_key(kind, "wrong_image"))
+    return long
+
+
+def relation_kind_table(ctx: ReportContext) -> Table:
+    """Claim (e) and pre-registered prediction 2 (``docs/world_v2.md``): VG-R's macro over each relation kind with
+    the model's own image and with another case's image, and their difference, per method (mean ± spread over
+    chains), the paper's own-image value (ARO Table 2 by kind, :data:`~.claims.PAPER_VGR_BY_KIND`) and the
+    blind-text ceiling."""
+    rows = []
+    for kind, label in KIND_LABELS.items():
+        measures = (("own image", VGR_KIND_KEYS[kind]), ("wrong image", kind_key(kind, "wrong_image")),
+                    ("own - wrong", kind_key(kind, "own_minus_wrong_image")))
+        for what, key in measures:
+            paper = PAPER_VGR_BY_KIND[kind] if what == "own image" else {}
+            rows += tables.long_rows(ctx.summ, ctx.methods, {"measure": f"{label}, {what}"}, key,
+                                     lambda m, paper=paper: (paper[m], float("nan")) if m in paper else None,
+                                     paper_only=())
+        for what, key in measures[:2]:
+            rows += tables.blind_rows(ctx.blind, {"measure": f"{label}, {what}"}, key)
+    long = tables.long_frame(rows, ("measure",))
+    counts = {k: value(ctx.summ, "clip", kind_key(k, "n_cases")) for k in KIND_LABELS}
+    cases = ", ".join(f"{KIND_LABELS[k]} {number(n, 0) or 'not in the metrics'}" for k, n in counts.items())
+    notes = [f"Chance is {TWO_WAY_CHANCE:g}. Prediction 2 (docs/world_v2.md): where NegCLIP gains on role-asymmetric "
+             "relations, its wrong-image score there is above chance (the swapped caption is implausible as text), and "
+             "near chance on geometric relations. A diagnostic beside claim (e), not a condition of it.",
+             f"Cases per kind (this run's VG-R twin): {cases}; paper: 17,264 geometric, 4,653 "
+             "role-asymmetric (Table 2's 45 relations).",
+             *_blind_note(ctx)]
+    if not long.loc[long["source"] == tables.TOY, "mean"].notna().any():
+        notes.insert(0, "This run's metrics have no per-kind VG-R keys (written before they existed): toy cells are "
+                     "empty; the first world's values are in *What changed and why*.")
+    return _long_table(long, ["model"], "measure", ctx.legend(_keys(long)), extra=tuple(notes))
+
+
+# --------------------------------------------------------------------------- what changed and why
+
+
+WORLD_NAMES = ("first world", "this run")
+FIRST_WORLD_MISSING = ("No snapshot of the first world at `{path}` (run `python scripts/snapshot_first_world.py`).")
+WORLD_CHANGE_TEXT = (
+    "**Why the world changed.** The first world could not test all of ARO's mechanisms: its VG-Relation twin had a "
+    "single role-asymmetric relation (*pointing at*), its bases hardly told shapes apart, and the fine-tune was too "
+    "short for NegCLIP to take up the world's priors (probes P1-P4 and the base gate, sections below). The second "
+    "world sets each knob from a mechanism requirement or an external statistic, fixed before any model was scored "
+    "on it; `docs/world_v2.md` (*Knobs and candidate values*) gives every value and its source, and its "
+    "pre-registered predictions.\n\n"
+    "- `world.layout_probs` (a fifth layout, *support*) and `world.contain_inner_scale`: role-asymmetric relations "
+    "(*sitting on*, *hanging from*, *inside*, *surrounding*) enter VG-R with enough cases per relation, the half of "
+    "ARO Table 2 where NegCLIP's gain is (claim e).\n"
+    "- `world.colour_prior`: a colour no longer stands in for a shape, while VG-A keeps a text prior.\n"
+    "- `world.captions.synonyms`, `world.captions.negation_prob`, `world.captions.count_prob` and `clip.tokenizer`: "
+    "synonyms, negation and number words in the captions at the rates of real COCO captions, and a tokenizer that "
+    "knows them (for the Hard Positives and CoN-CLIP benchmarks).\n"
+    "- `pretrain.epochs`: a base that sees shapes (the competence gate).\n"
+    "- `world.splits.coco_train.n_images`, `world.splits.vg_test.n_images` and `benchmarks.twins.*`: a fine-tune "
+    "long enough to take up the priors (P3), and evaluation sets large enough to resolve a role-asymmetric macro.\n\n"
+    "The first table lists every setting that differs between the two worlds' `params.yaml` (read from both files); "
+    "the next ones put the first world's claims and base models beside this run's.")
+
+
+def world_change_markdown(ctx: ReportContext) -> str:
+    """The fixed text of the "what changed and why" section: the knobs that changed and why."""
+    return WORLD_CHANGE_TEXT
+
+
+def _first_world_file(ctx: ReportContext, name: str) -> Path | None:
+    path = ctx.first_world_dir / name
+    return path if path.is_file() else None
+
+
+def first_world_missing(ctx: ReportContext) -> str:
+    return FIRST_WORLD_MISSING.format(path=ctx.first_world_dir)
+
+
+def settings_sections(params: dict, methods: Methods) -> list[str]:
+    """The params sections whose changes the section lists: the world, the models' recipe, the report's methods and
+    the benchmark twins."""
+    own = [f"methods.{m}" for m in methods.order if m in (params.get("methods") or {})]
+    return ["world", "clip", "pretrain", "finetune", "mine", *own, "benchmarks"]
+
+
+def world_change_settings(ctx: ReportContext) -> Table | None:
+    """Every setting of :func:`settings_sections` that differs between the first world's ``params.yaml`` (the
+    snapshot's) and this run's."""
+    path = _first_world_file(ctx, "params.yaml")
+    if path is None:
+        return None
+    df = changed_settings(read_params(path), ctx.params, settings_sections(ctx.params, ctx.methods))
+    return Table(df, df.rename(columns={"before": WORLD_NAMES[0], "after": WORLD_NAMES[1]}), legend=(
+        f"Settings, not measurements: no spread. *{WORLD_NAMES[0]}*: `{path}` (the first world's params.yaml); "
+        f"*{WORLD_NAMES[1]}*: this run's params. Empty: the file does not set it (the code's default, which "
+        "reproduces the first world)."))
+
+
+def first_world_long(path: str | Path) -> pd.DataFrame:
+    """The snapshot's ``summary.csv`` as a long table (:data:`vlcomp.reporting.collect.LONG_COLUMNS`)."""
+    df = pd.read_csv(path, dtype={"base_seed": str, "seed": str}, keep_default_na=False, na_values={"value": [""]})
+    return df.assign(dvc_stage="").loc[:, ["model", "method", "base", "base_seed", "seed", "key", "value",
+                                           "dvc_stage"]]
+
+
+FIRST_WORLD_E_NOTE = ("first world: from summary.csv (per-kind macros recomputed from its VG-R item tables); no "
+                      "item-level interval")
+
+
+def world_change_claims(ctx: ReportContext) -> Table | None:
+    """Every claim and condition of the first world's ledger (``claims_aro.csv``) beside this run's. The first world
+    predates claim (e): its conditions are evaluated here on the snapshot's per-kind rows (``summary.csv``), by the
+    same claim code, without item-level intervals."""
+    path = _first_world_file(ctx, "claims_aro.csv")
+    if path is None:
+        return None
+    before = pd.read_csv(path)
+    summary_path = _first_world_file(ctx, "summary.csv")
+    notes = []
+    if summary_path is not None and "e" not in set(before["claim"]):
+        e = ledger_table([relation_kind_claim(Evidence(first_world_long(summary_path)), ctx.methods)])
+        before = pd.concat([before, e.assign(note=FIRST_WORLD_E_NOTE)], ignore_index=True)
+        notes.append(f"Claim (e), {FIRST_WORLD_E_NOTE}: the first world's ledger predates it.")
+    return ledger_change(before, ledger(ctx)[1].data, WORLD_NAMES,
+                         [f"*{WORLD_NAMES[0]}*: `{path}`; *{WORLD_NAMES[1]}*: the claims ledger above.", *notes])
+
+
+BASE_ROWS = (
+    ("zeroshot/cifar10/acc", "CIFAR10 twin, zero-shot"),
+    ("retrieval/coco/i2t/recall_at_1", "COCO twin, image->text R@1"),
+    ("retrieval/coco/t2i/recall_at_1", "COCO twin, text->image R@1"),
+    ("aro/vg_relation/macro_acc", "VG-R"),
+    ("aro/vg_relation/wrong_image_macro_acc", "VG-R, wrong image"),
+    (VGR_KIND_KEYS["geometric"], "VG-R geometric"),
+    (kind_key("geometric", "wrong_image"), "VG-R geometric, wrong image"),
+    (VGR_KIND_KEYS["role"], "VG-R role-asymmetric"),
+    (kind_key("role", "wrong_image"), "VG-R role-asymmetric, wrong image"),
+    (kind_key("geometric", "n_cases"), "VG-R geometric cases"),
+    (kind_key("role", "n_cases"), "VG-R role-asymmetric cases"),
+    ("aro/vg_attribution/macro_acc", "VG-A"),
+    ("aro/vg_attribution/wrong_image_macro_acc", "VG-A, wrong image"),
+    ("aro/coco_order/acc", "COCO-Order"),
+    ("ccneg/acc", "CC-Neg"),
+)
+"""The base-level rows of the section: the snapshot's keys, in reading order."""
+
+
+def _is_count(key: str) -> bool:
+    return key.endswith("n_cases")
+
+
+def _base_cell(row: dict, name: str) -> str:
+    """One side of a base row: :func:`vlcomp.reporting.ledger.value_text`, a case count without decimals."""
+    n = 0 if pd.isna(row[f"{name}/n"]) else int(row[f"{name}/n"])
+    if _is_count(row["key"]) and n:
+        return f"{row[f'{name}/mean']:,.0f} (n={n})"
+    return value_text(row[f"{name}/mean"], row[f"{name}/std"], n)
+
+
+def world_change_base(ctx: ReportContext, method: str = "clip") -> Table | None:
+    """The base models (``method``) on the snapshot's keys: the first world's (``summary.csv``) beside this run's,
+    mean ± spread over chains, and the difference of the means."""
+    path = _first_world_file(ctx, "summary.csv")
+    if path is None:
+        return None
+    first = summary(first_world_long(path))
+    have = set(first.loc[first["method"] == method, "key"])
+    labels = dict(BASE_ROWS) | {k: k for k in sorted(have) if k not in dict(BASE_ROWS)}
+    rows = []
+    for key, label in labels.items():
+        if key not in have:
+            continue
+        sides = {name: {stat: value(summ, method, key, stat) for stat in ("mean", "std", "n")}
+                 for name, summ in zip(WORLD_NAMES, (first, ctx.summ), strict=True)}
+        rows.append({"key": key, "measure": label,
+                     **{f"{name}/{stat}": v for name, side in sides.items() for stat, v in side.items()},
+                     "difference": sides[WORLD_NAMES[1]]["mean"] - sides[WORLD_NAMES[0]]["mean"]})
+    data = pd.DataFrame(rows)
+    shown = pd.DataFrame([{"measure": r["measure"],
+                           **{f"{ctx.methods.label(method)}, {name}": _base_cell(r, name) for name in WORLD_NAMES},
+                           "difference of means": number(r["difference"], 0 if _is_count(r["key"]) else 3,
+                                                         signed=True)} for r in rows])
+    return Table(data, shown, legend=(
+        f"Mean ± sample standard deviation (ddof = 1) over the base models of each world (one per base seed, n). "
+        f"*{WORLD_NAMES[0]}*: `{path}` (per-kind rows recomputed from the first world's VG-R item tables, the rest "
+        f"from its metrics files); *{WORLD_NAMES[1]}*: the collected metrics. *missing*: not in this run's metrics "
+        "(written before the key existed). Case counts are counts, not accuracies."))
 
 
 def _long_table(long: pd.DataFrame, index: list[str], across: str, legend: str, artifacts: tuple[str, ...] = (),

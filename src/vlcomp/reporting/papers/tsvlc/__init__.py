@@ -34,5 +34,6 @@ PAPERS.add(NAME, Paper(
     benchmarks=("vlchecklist", "zeroshot_elevater"),
     artifacts=ARTIFACTS,
     claims=tsvlc_claims,
+    calibration=("first_world/claims_tsvlc.csv", "first_world/params.yaml"),  # the "what changed" section
     cross_papers=("aro",),  # Table 1a's ARO rows (CLIP-FT, NegCLIP), cross-evaluated on TSVLC's benchmarks
 ))

@@ -11,7 +11,7 @@ never an error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -30,7 +30,7 @@ from ...collect import (
     summary,
 )
 from ...items import Bootstrap
-from ...ledger import Claim, Evidence, report_ledger
+from ...ledger import Claim, Evidence, changed_settings, ledger_change, report_ledger
 from ...render import Figure, Table
 from ...tree import BASE_METHOD, PROVENANCE_LEGEND, TOY_PROFILE, read_params
 from . import NAME, claims, examples, figures, tables
@@ -60,6 +60,8 @@ class ReportContext:
     metrics_dir: Path
     mined_root: Path
     blind: tuple[BlindResult, ...] = ()  # the blind-text ceilings (metrics/blind/<name>/): reference rows, no method
+    first_world: Path = Path("calibration/first_world")  # the first world's snapshot (scripts/snapshot_first_world.py)
+    built_ledger: tuple[list[Claim], Table] | None = field(default=None, repr=False)  # :func:`ledger`, once
 
     @property
     def profile(self) -> str:
@@ -95,10 +97,10 @@ def table_keys() -> list[str]:
 
 
 def load(metrics_dir: str, world_dir: str, models_dir: str, params_path: str,
-         mined_root: str) -> ReportContext:
+         mined_root: str, first_world: str = "calibration/first_world") -> ReportContext:
     """The collected metrics with the derived per-model metrics (each model minus CLIP of its chain; the
     claims' means and differences); an empty table when nothing is evaluated yet (every row then reads ``not
-    run``)."""
+    run``). ``first_world``: the first world's snapshot, for the "what changed and why" section."""
     params = read_params(params_path)
     try:
         from .. import paper_scope
@@ -112,7 +114,7 @@ def load(metrics_dir: str, world_dir: str, models_dir: str, params_path: str,
     aro = methods_of(params, "aro")
     return ReportContext(long, summary(long), params, methods_of(params, NAME), tuple(aro.order[1:]),
                          Path(world_dir), Path(models_dir), Path(metrics_dir), Path(mined_root),
-                         tuple(read_blind(metrics_dir, params)))
+                         tuple(read_blind(metrics_dir, params)), Path(first_world))
 
 
 def _present(ctx: ReportContext, methods: list[str] | tuple[str, ...]) -> bool:
@@ -155,15 +157,78 @@ def claim_list(ctx: ReportContext, ev: Evidence | None = None):
 
 def ledger(ctx: ReportContext) -> tuple[list[Claim], Table]:
     """The claims and the ledger table (one row per condition, :func:`vlcomp.reporting.ledger.report_ledger`),
-    with the thresholds and the paper's inconsistencies about the claims under it."""
+    with the thresholds and the paper's inconsistencies about the claims under it; built once per context (the
+    page and the "what changed" section both show it)."""
+    if ctx.built_ledger is not None:
+        return ctx.built_ledger
     ev = evidence(ctx)
     cl = claim_list(ctx, ev)
     constants = ("Thresholds (`vlcomp.reporting.papers.tsvlc.claims`): ZS drop at most "
                  f"{claims.ZS_DROP_MAX:g} (C4); 'little' = below {claims.LITTLE_FRACTION:.3g} of the "
                  f"separate loss's gain (C2); '> 0' = at least {claims.STRICT:g} (a tie is no gain). A "
                  "condition whose method ran on chain b0 only has n = 1.")
-    return cl, report_ledger(ev, cl, ctx.all_methods,
-                             [constants, *paper_notes(("TSVLC-C4", "TSVLC-C5", "TSVLC-C2"))])
+    ctx.built_ledger = (cl, report_ledger(ev, cl, ctx.all_methods,
+                                          [constants, *paper_notes(("TSVLC-C4", "TSVLC-C5", "TSVLC-C2"))]))
+    return ctx.built_ledger
+
+
+# --------------------------------------------------------------------------- what changed and why
+
+
+WORLD_NAMES = ("first world", "this run")
+FIRST_WORLD_MISSING = "No snapshot of the first world at `{path}` (run `python scripts/snapshot_first_world.py`)."
+WORLD_CHANGE_TEXT = (
+    "**Why the world changed.** The project's second toy world (`docs/world_v2.md`) sets each knob from a mechanism "
+    "requirement or an external statistic, fixed before any model was scored on it; *Knobs and candidate values* "
+    "there gives every value and its source, and its pre-registered predictions. For TSVLC:\n\n"
+    "- `world.layout_probs` (a fifth layout, *support*) and `world.contain_inner_scale`: role-asymmetric relations "
+    "(*sitting on*, *hanging from*, *inside*, *surrounding*) in every split, so the CC3M twin's captions and "
+    "VL-CheckList's Relation items hold relations whose swap is implausible as text.\n"
+    "- `world.colour_prior`: a colour no longer stands in for a shape (VL-CheckList Attribute and Object).\n"
+    "- `world.captions.synonyms` and `clip.tokenizer`: a synonym per class where English has one, and a tokenizer "
+    "that knows the new words (the rule-based negatives' and the positives' word lists grow with them).\n"
+    "- `world.captions.negation_prob`, `world.captions.count_prob`: negation and number words at their rates in "
+    "real COCO captions.\n"
+    "- `pretrain.epochs`: a base that sees shapes (the competence gate).\n"
+    "- `benchmarks.twins.*`: evaluation sets nearer the reference's sizes, so the claims' margins can be "
+    "resolved.\n\n"
+    "Not changed yet: the CC3M and LAION twins' binding, relation and noise rates (`world.splits.cc3m`, "
+    "`world.splits.laion`): no published alt-text statistic was at hand, so pre-registered prediction 3 (CLIP+LoRA "
+    "must not gain VL-CheckList Relation) can only be tested once they are set. The first table lists every "
+    "setting that differs between the two worlds' `params.yaml` (read from both files, not restated here); the "
+    "second puts the first world's claims beside this run's.")
+
+
+def world_change_markdown(ctx: ReportContext) -> str:
+    """The fixed text of the "what changed and why" section: the knobs that changed and why."""
+    return WORLD_CHANGE_TEXT
+
+
+def first_world_missing(ctx: ReportContext) -> str:
+    return FIRST_WORLD_MISSING.format(path=ctx.first_world)
+
+
+def world_change_settings(ctx: ReportContext) -> Table | None:
+    """Every setting of the world, the base recipe, TSVLC's methods and generators and the benchmark twins that
+    differs between the first world's ``params.yaml`` (the snapshot's) and this run's."""
+    path = ctx.first_world / "params.yaml"
+    if not path.is_file():
+        return None
+    own = [f"methods.{m}" for m in ctx.methods.order if m in (ctx.params.get("methods") or {})]
+    df = changed_settings(read_params(path), ctx.params, ["world", "clip", "pretrain", *own, "mine", "benchmarks"])
+    return Table(df, df.rename(columns={"before": WORLD_NAMES[0], "after": WORLD_NAMES[1]}), legend=(
+        f"Settings, not measurements: no spread. *{WORLD_NAMES[0]}*: `{path}` (the first world's params.yaml); "
+        f"*{WORLD_NAMES[1]}*: this run's params. Empty: the file does not set it (the code's default, which "
+        "reproduces the first world)."))
+
+
+def world_change_claims(ctx: ReportContext) -> Table | None:
+    """Every claim and condition of the first world's ledger (``claims_tsvlc.csv``) beside this run's."""
+    path = ctx.first_world / "claims_tsvlc.csv"
+    if not path.is_file():
+        return None
+    return ledger_change(pd.read_csv(path), ledger(ctx)[1].data, WORLD_NAMES,
+                         [f"*{WORLD_NAMES[0]}*: `{path}`; *{WORLD_NAMES[1]}*: the claims ledger above."])
 
 
 # --------------------------------------------------------------------------- the paper's tables
