@@ -251,6 +251,20 @@ def test_vlchecklist_aggregation_hand_values():
     assert vlchecklist.result_key("Object/Size/large", "vg_obj") == "Object_Size_large_vg_obj"
 
 
+def test_vlchecklist_group_averages_absent_category():
+    """A category the benchmark does not have (the second toy world's Object/Size "small") leaves its groups'
+    means over the categories present; a present but unscored one still drops the group."""
+    cats = {"large": 0.9, "medium": 0.6, "center": 0.5, "mid": 0.7, "margin": 0.3, "color": 0.8, "material": 0.4,
+            "size": 0.6, "state": 0.5, "action_a": 0.7, "action_r": 0.6, "spatial": 0.4}
+    assert "object/size" not in vlchecklist.group_averages(cats)  # small is missing and not declared absent
+    groups = vlchecklist.group_averages(cats, absent={"small"})
+    assert groups["object/size"] == pytest.approx(0.75)
+    assert groups["object/location"] == pytest.approx(0.5)
+    assert groups["object"] == pytest.approx((0.9 + 0.6 + 0.5 + 0.7 + 0.3) / 5)
+    assert groups["overall"] == pytest.approx((0.7 + 0.8 + 0.4 + 0.6 + 0.5 + 0.5 + 0.75 + 0.6 + 0.4) / 9)
+    assert "object/size" not in vlchecklist.group_averages(cats, absent={"small", "large", "medium"})
+
+
 def test_vlchecklist_missing_result_file():
     acc = _file_accs(0.6)
     del acc["Object_Size_small_hake"]

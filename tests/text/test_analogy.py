@@ -26,11 +26,16 @@ from vlcomp.text.analogy import (
 from vlcomp.world.captions import CaptionConfig
 from vlcomp.world.concepts import (
     ALL_COLOURS,
+    ALL_RELATIONS,
+    COUNT_WORDS,
+    EXTENDED_SYNONYMS,
     MATERIALS,
+    NEGATION_WORDS,
     RELATIONS,
     SHAPES,
     SIZES,
     STATES,
+    SUPPORT_SHAPES,
     SYNONYMS,
     WEB_ONLY_SHAPES,
     world_words,
@@ -199,7 +204,7 @@ def test_load_causal_lm_offline(tiny_lm, tmp_path) -> None:
 _CANON = {w: k for k, ws in SYNONYMS.items() for w in (k, *ws)}
 _CONTENT = set(SHAPES + WEB_ONLY_SHAPES) | set(ALL_COLOURS) | set(_CANON) | set(SIZES) | set(MATERIALS) | set(STATES)
 _VOCAB = set(world_words())
-_SHAPE_WORDS = set(SHAPES + WEB_ONLY_SHAPES)
+_SHAPE_WORDS = set(SHAPES + WEB_ONLY_SHAPES + SUPPORT_SHAPES)
 
 
 def _words(text: str) -> list[str]:
@@ -215,7 +220,7 @@ def _stated_fact(text: str, scene: Scene) -> tuple[int, str, int]:
     module's parser: the longest relation phrase, the last shape before it and the first shape after it."""
     words = _words(text)
     best = None
-    for phrase in RELATIONS:
+    for phrase in ALL_RELATIONS:
         toks = phrase.split()
         for i in range(len(words) - len(toks) + 1):
             if words[i:i + len(toks)] == toks and (best is None or len(toks) > len(best[1].split())):
@@ -228,9 +233,12 @@ def _stated_fact(text: str, scene: Scene) -> tuple[int, str, int]:
     return ids[before], phrase, ids[after]
 
 
-def _check_paraphrases(captions: list[str], scenes: list[Scene], seed: int = 0) -> tuple[Counter, int]:
-    """Assert (a)-(d) for every emitted paraphrase; return the rule counts and the number of captions."""
-    gen = SceneParaphrases(seed)
+def _check_paraphrases(captions: list[str], scenes: list[Scene], seed: int = 0, relations=RELATIONS,
+                       vocab: set[str] = _VOCAB) -> tuple[Counter, int]:
+    """Assert (a)-(d) for every emitted paraphrase; return the rule counts and the number of captions.
+    ``relations`` / ``vocab``: the captions' world's relation inventory and tokenizer words (default: the first
+    world's)."""
+    gen = SceneParaphrases(seed, relations=relations)
     rules: Counter = Counter()
     for caption, scene in zip(captions, scenes, strict=True):
         got = gen.paraphrase(caption, scene)
@@ -240,12 +248,12 @@ def _check_paraphrases(captions: list[str], scenes: list[Scene], seed: int = 0) 
         rules[rule] += 1
         assert out != caption  # (a)
         assert _content(out) == _content(caption), (caption, out)  # (b)
-        assert set(_words(out)) <= _VOCAB, (caption, out)  # the toy tokenizer knows every word
+        assert set(_words(out)) <= vocab, (caption, out)  # the toy tokenizer knows every word
         if rule == "converse":  # (c)
             s, rel, o = _stated_fact(out, scene)
             assert (s, rel, o) in scene.relations, (caption, out)
             s0, rel0, o0 = _stated_fact(caption, scene)
-            assert (s, rel, o) == (o0, RELATIONS[rel0].converse, s0)
+            assert (s, rel, o) == (o0, ALL_RELATIONS[rel0].converse, s0)
     return rules, len(captions)
 
 
@@ -404,8 +412,23 @@ def test_on_disk_world_captions(name: str, n_images: int) -> None:
 
     if not (REPO / "data" / "world" / name / "captions.json").exists():
         pytest.skip(f"data/world/{name} not generated")
+    from vlcomp.config import load_params
+    from vlcomp.text.tokenizer import get_tokenizer
+    from vlcomp.world import world_configs
+
+    params = load_params(REPO / "params.yaml")  # the world data/world was generated with (dvc repro)
+    relations = world_configs(params)[0].relations
+    vocab = set(get_tokenizer(params["clip"]["tokenizer"], params["clip"]["arch"], 32).words)
     split = Split(REPO / "data" / "world", name)
     pairs = [(c, sc) for cs, sc in zip(split.captions()[:n_images], split.scenes()[:n_images], strict=True)
              for c in cs]
-    rules, n = _check_paraphrases([c for c, _ in pairs], [sc for _, sc in pairs])
-    assert n >= 400 and sum(rules.values()) / n > 0.9, (rules, n)
+    # The paraphraser does not read the second world's count prefixes, negations and extended synonyms (box,
+    # over, beside, ...): those captions get no paraphrase (Hard Positives' issue extends the rules). Coverage is
+    # judged on the others; the unread ones must stay a minority (COCO twin: about a quarter).
+    unread = set(COUNT_WORDS) | set(NEGATION_WORDS) | {w for k, ws in EXTENDED_SYNONYMS.items() if k not in SYNONYMS
+                                                       for w in ws}
+    readable = [(c, sc) for c, sc in pairs if not set(_words(c)) & unread]
+    assert len(readable) >= 0.7 * len(pairs), (len(readable), len(pairs))
+    rules, n = _check_paraphrases([c for c, _ in readable], [sc for _, sc in readable], relations=relations,
+                                  vocab=vocab)
+    assert n >= 300 and sum(rules.values()) / n > 0.9, (rules, n)

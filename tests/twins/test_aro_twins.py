@@ -14,10 +14,11 @@ from vlcomp.formats.aro import load_exclusions, load_vg, write_vg
 from vlcomp.formats.imagefolder import read_suite, read_templates
 from vlcomp.formats.karpathy import load_karpathy, write_karpathy
 from vlcomp.formats.records import RecordError
-from vlcomp.text.tokenizer import WorldTokenizer
 from vlcomp.twins import build_twin
 from vlcomp.twins.zeroshot import SUITES, class_name
 from vlcomp.world import Split
+
+from .tokenizer import params_tokenizer
 
 
 def _files(root):
@@ -25,7 +26,7 @@ def _files(root):
 
 
 def _no_unk(texts):
-    tok = WorldTokenizer(32)
+    tok = params_tokenizer()
     bad = [t for t in texts if tok.UNK in tok.encode(t)]
     assert not bad, bad[:5]
 

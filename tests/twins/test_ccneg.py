@@ -17,15 +17,18 @@ from vlcomp.twins import TwinContext, build_twin
 from vlcomp.twins import ccneg as twin
 from vlcomp.twins.images import image_file_name
 from vlcomp.world import Split, world_configs
-from vlcomp.world.concepts import COLOURS, MATERIALS, RELATIONS, SHAPES, SIZES, world_words
+from vlcomp.world.concepts import COLOURS, MATERIALS, SIZES
 from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
+
+from .inventory import RELATIONS, SHAPES, relation_pattern, vocabulary
 
 #: Small enough for the tiny world's 150 images, every K and every negation word present.
 OPTIONS = {"ccneg": {"n_items": 50, "k_weights": [4, 4, 3, 2, 1], "with_prob": 0.35, "no_prob": 0.5}}
 
+# the inventory of the world the tests build (params.yaml): a support world's bar and support relations too
 _C = "|".join(COLOURS)
 _S = "|".join(SHAPES)
-_R = "|".join(sorted(RELATIONS, key=len, reverse=True))
+_R = relation_pattern(RELATIONS)
 ATTR = re.compile(r"^that is (not )?(\w+)$")
 REL = re.compile(rf"^(not )?({_R}) (a|an) ({_C}) ({_S})$")
 WITH = re.compile(rf"^(with|without) (a|an) ({_C}) ({_S})$")
@@ -110,7 +113,7 @@ def test_every_record_is_checked_against_its_scene_graph(built, tiny_world) -> N
 
 def test_vocabulary_and_length(built) -> None:
     out, result = built
-    vocab = set(world_words())
+    vocab = vocabulary()
     for case in load_ccneg(out / result.inputs["ccneg_annotations"]):
         for text in (case.caption, case.negated_for_model):
             words = re.sub(r"[^a-z0-9 ]+", " ", text.lower()).split()
@@ -149,12 +152,13 @@ def test_record_end_to_end_with_a_toy_scorer(built) -> None:
     from vlcomp.eval.engine import score_task
     from vlcomp.models.factory import ModelSpec, create_model
     from vlcomp.models.scorers import toy_scorer
-    from vlcomp.text.tokenizer import WorldTokenizer
+
+    from .tokenizer import params_tokenizer
 
     out, result = built
     inputs = {k: str(out / v) if isinstance(v, str) else v for k, v in result.inputs.items()}
     bench = BENCHMARKS.get("ccneg")
-    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), WorldTokenizer(32))
+    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), params_tokenizer())
     metrics = bench.aggregate(score_task(scorer, bench.prepare(inputs)))
     assert metrics["ccneg/n"] == 50
     expected = ["ccneg/acc", "ccneg/acc_code_tie_rule"] + [f"ccneg/k/{k}/acc" for k in range(1, 6)] + \
@@ -237,5 +241,5 @@ def test_too_small_a_split_is_an_error(twin_context) -> None:
 
 def test_vocabulary_holds_every_template_word() -> None:
     words = {"a", "an", "that", "is", "not", "with", "without", "no", "and", *SIZES, *MATERIALS, "hollow",
-             *(w for r in RELATIONS for w in r.split())}
-    assert words <= set(world_words())
+             *SHAPES, *(w for r in RELATIONS for w in r.split())}
+    assert words <= vocabulary()

@@ -18,15 +18,18 @@ from vlcomp.formats import crepe as crepe_ds
 from vlcomp.twins import TwinContext, build_twin
 from vlcomp.twins import crepe as twin
 from vlcomp.world import Split, world_configs
-from vlcomp.world.concepts import COLOURS, MATERIALS, RELATIONS, SHAPES, SIZES, world_words
+from vlcomp.world.concepts import COLOURS, MATERIALS, SIZES
 from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
+
+from .inventory import RELATIONS, SHAPES, relation_pattern, vocabulary
 
 #: Every CREPE complexity, 3 rows each: small enough for the tiny world's 150 images.
 OPTIONS = {"crepe_negate": {"n_items": 27}}
 
+# the inventory of the world the tests build (params.yaml): a support world's bar and support relations too
 _ATTR = "|".join([*SIZES, *COLOURS, *MATERIALS, "hollow"])
 _S = "|".join(SHAPES)
-_R = "|".join(sorted(RELATIONS, key=len, reverse=True))
+_R = relation_pattern(RELATIONS)
 _NP = rf"((?:(?:{_ATTR}) )*)({_S})"
 EXISTS = re.compile(rf"^there is (a|an) {_NP}$")
 RELATION = re.compile(rf"^(a|an|the) {_NP} ({_R}) (a|an|the) {_NP}$")
@@ -121,7 +124,7 @@ def test_every_row_is_checked_against_its_scene_graph(built, tiny_world) -> None
 
 def test_vocabulary_and_length(built) -> None:
     out, result = built
-    vocab = set(world_words())
+    vocab = vocabulary()
     for rows in crepe_ds.load_crepe(out / result.inputs["crepe_prod_dir"]).values():
         for case in rows:
             for text in case.options:
@@ -163,12 +166,13 @@ def test_record_end_to_end_with_a_toy_scorer(built) -> None:
     from vlcomp.eval.engine import score_task
     from vlcomp.models.factory import ModelSpec, create_model
     from vlcomp.models.scorers import toy_scorer
-    from vlcomp.text.tokenizer import WorldTokenizer
+
+    from .tokenizer import params_tokenizer
 
     out, result = built
     inputs = {k: str(out / v) for k, v in result.inputs.items()}
     bench = BENCHMARKS.get("crepe_negate")
-    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), WorldTokenizer(32))
+    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), params_tokenizer())
     tables = score_task(scorer, bench.prepare(inputs))
     metrics = bench.aggregate(tables)
     assert metrics["crepe/negate/n"] == 27
@@ -298,4 +302,4 @@ def test_options_are_checked() -> None:
 def test_vocabulary_holds_every_template_word() -> None:
     words = {"a", "an", "the", "there", "is", "no", "not", *SIZES, *COLOURS, *MATERIALS, "hollow", *SHAPES,
              *(w for r in RELATIONS for w in r.split())}
-    assert words <= set(world_words())
+    assert words <= vocabulary()

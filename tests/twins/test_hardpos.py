@@ -17,7 +17,6 @@ from vlcomp.formats.records import RecordError
 from vlcomp.models.factory import ModelSpec, create_model
 from vlcomp.models.scorers import toy_scorer
 from vlcomp.seeding import np_rng
-from vlcomp.text.tokenizer import WorldTokenizer
 from vlcomp.twins import TwinContext, build_twin
 from vlcomp.twins.aro_vg import build_vg_attribution
 from vlcomp.twins.hardpos import (
@@ -33,6 +32,8 @@ from vlcomp.twins.images import image_file_name, write_png
 from vlcomp.world import Split, world_configs
 from vlcomp.world.concepts import RELATIONS, SYNONYMS, world_words
 from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
+
+from .tokenizer import params_tokenizer
 
 REPO = Path(__file__).resolve().parents[2]
 CFG = WorldConfig(image_size=48)
@@ -217,7 +218,7 @@ def test_replace_images_are_the_scene_renders(built, tiny_world):
 
 def test_every_caption_is_in_the_vocabulary(built):
     out, result, _ = built
-    tok = WorldTokenizer(32)
+    tok = params_tokenizer()
     for part, cases in _cases(out, result).items():
         for case in cases:
             for text in (case.caption, case.positive, case.negative):
@@ -272,7 +273,7 @@ def test_end_to_end_scoring(twin_context, tiny_world, tmp_path):
     inputs = {**result.inputs, "aro_images": _write_aro_images(out, tiny_world)}
     inputs = {k: str(out / v) for k, v in inputs.items()}
     model = create_model(ModelSpec("toy-vit-p8"), init_seed=0)
-    scorer = toy_scorer("toy", model, WorldTokenizer(32))
+    scorer = toy_scorer("toy", model, params_tokenizer())
     for name, parts in (("replace", ("replace_att", "replace_rel", "replace")), ("swap", ("swap",))):
         bench = BENCHMARKS.get(name)
         tables = score_task(scorer, bench.prepare(inputs))

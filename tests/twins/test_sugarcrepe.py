@@ -6,6 +6,7 @@ round trip, images) and the benchmark record end to end with a toy scorer."""
 from __future__ import annotations
 
 import math
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -17,12 +18,16 @@ from PIL import Image
 from vlcomp.config import load_params
 from vlcomp.formats.records import RecordError
 from vlcomp.formats.sugarcrepe import CATEGORIES, load_all, write_category
-from vlcomp.text.tokenizer import WorldTokenizer
 from vlcomp.twins import TwinContext, build_twin
 from vlcomp.twins import sugarcrepe as twin
 from vlcomp.world import Split, world_configs
-from vlcomp.world.concepts import COLOURS, RELATIONS, SHAPES, world_words
+from vlcomp.world.concepts import COLOURS, COUNT_WORDS, RELATIONS, SHAPES, SIZES, world_words
 from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
+
+from .inventory import RELATIONS as WORLD_RELATIONS
+from .inventory import SHAPES as WORLD_SHAPES
+from .inventory import SYNONYMS as WORLD_SYNONYMS
+from .tokenizer import params_tokenizer
 
 REPO = Path(__file__).resolve().parents[2]
 CFG = WorldConfig(image_size=48)
@@ -41,6 +46,30 @@ def _true(text: str, scene: Scene | None = None) -> bool:
     meaning = twin.interpret(parts)
     assert meaning is not None, text
     return twin.holds(parts, meaning, scene or _scene())
+
+
+def _parse(text: str) -> twin.Caption:
+    """A caption of the world the tests build (params.yaml), read with its inventory (a support world's bar)."""
+    return twin.parse(text, WORLD_SHAPES)
+
+
+def _interpret(parts: twin.Caption) -> twin.Meaning | None:
+    return twin.interpret(parts, WORLD_RELATIONS)
+
+
+def _world_true(text: str, scene: Scene) -> bool:
+    parts = _parse(text)
+    meaning = _interpret(parts)
+    assert meaning is not None, text
+    return twin.holds(parts, meaning, scene)
+
+
+#: Word -> the word it stands for, in the world's captions ("box" -> "square"; "big" -> "large").
+_MEANS = {w: base for base, ws in WORLD_SYNONYMS.items() for w in ws}
+
+#: The caption forms of ``world.captions.count_prob`` / ``negation_prob`` ("two shapes: ...", "... and no square",
+#: "... but not a square", "... without a square"): not of the twin's parsed forms, never positives.
+COUNTED_OR_NEGATED = re.compile(rf"^({'|'.join(COUNT_WORDS)}) shapes?: |( and no| but not an?| without an?) \w+$")
 
 
 # ------------------------------------------------------------------------------------- parse and truth
@@ -104,6 +133,33 @@ def test_interpret_refuses_what_is_no_caption_form(text: str) -> None:
 ])
 def test_holds_by_hand(text: str, truth: bool) -> None:
     assert _true(text) is truth
+
+
+def test_the_extended_synonyms_are_read_as_the_words_they_stand_for() -> None:
+    """A caption of ``world.captions.synonyms: extended`` ("a violet box over a rhombus") is a positive like any
+    other: each synonym means its word, and no edit writes that word as a "negative" (it would be true)."""
+    objs = [Obj(0, "square", "purple", "large", "plain", "solid", 24, 10, 8, z=0),
+            Obj(1, "diamond", "white", "small", "plain", "solid", 24, 40, 6, z=1)]
+    scene = Scene("toy/000002", "black", objs, compute_relations(objs, CFG))
+    assert scene.relations == [(0, "above", 1), (1, "below", 0)]
+    text = "a violet box over a rhombus"
+    parts = twin.parse(text)
+    assert parts == (twin.NounPhrase("a", ("violet",), "box"), "over", twin.NounPhrase("a", (), "rhombus"))
+    assert twin.interpret(parts).relation == "above" and twin.render(parts) == text and _true(text, scene)
+    assert _true("the rhombus is beneath the box", scene) and _true("a purple square over a diamond", scene)
+    assert _true("the white rhombus is under the violet box", scene)
+    assert not _true("a violet box under a rhombus", scene) and not _true("a box over a violet rhombus", scene)
+    assert not _true("the box is beside the rhombus", scene)  # not "next to"
+    assert [twin.canonical(w) for w in ("violet", "purple", "big")] == ["purple", "purple", "large"]
+    assert twin.attribute_kind("violet") == "colour" and twin.shape_of("box") == "square"
+    assert twin.negatives("replace_obj", text, scene) == \
+        [f"a violet {s} over a rhombus" for s in SHAPES if s != "square"] + \
+        [f"a violet box over a {s}".replace("a arrow", "an arrow") for s in SHAPES if s != "diamond"]
+    assert twin.negatives("replace_rel", text, scene) == \
+        [f"a violet box {r} a rhombus" for r in RELATIONS if r not in ("above", "near")]
+    assert twin.negatives("replace_att", text, scene) == \
+        [f"a {c} box over a rhombus".replace("a orange", "an orange") for c in COLOURS if c != "purple"]
+    assert twin.negatives("swap_obj", text, scene) == ["a rhombus over a violet box"]
 
 
 def test_attribute_words_by_hand() -> None:
@@ -277,11 +333,16 @@ def test_inputs_and_counts(built) -> None:
 
 
 def test_every_split_caption_is_understood_and_true(tiny_world) -> None:
+    """Every caption of the parsed forms, with the world's shapes, relations and synonyms; the counted and negated
+    ones are refused (never positives)."""
     split = Split(tiny_world, "coco_test")
     for scene, caps in zip(split.scenes(), split.captions(), strict=True):
         for text in caps:
-            parts = twin.parse(text)
-            assert twin.render(parts) == text and _true(text, scene), text
+            parts = _parse(text)
+            if COUNTED_OR_NEGATED.search(text):
+                assert _interpret(parts) is None and twin.negatives("replace_rel", text, scene) == [], text
+                continue
+            assert twin.render(parts) == text and _world_true(text, scene), text
 
 
 def _image_index(filename: str) -> int:
@@ -296,14 +357,14 @@ def _np_diff(pos: twin.Caption, neg: twin.Caption) -> list[int]:
 
 def _check_rule(cat: str, pos_text: str, neg_text: str, scene: Scene) -> None:
     """The subset's edit, read off the two captions (independently of how the twin made it)."""
-    pos, neg = twin.parse(pos_text), twin.parse(neg_text)
+    pos, neg = _parse(pos_text), _parse(neg_text)
     shapes = {o.shape for o in scene.objects}
     if cat == "add_obj":
         assert neg[:len(pos)] == pos and neg[len(pos)] == "with" and len(neg) == len(pos) + 2
         assert neg[-1].shape not in shapes and neg[-1].attrs in ((),) + tuple((c,) for c in COLOURS)
         return
     if cat == "replace_rel":
-        mp, mn = twin.interpret(pos), twin.interpret(neg)
+        mp, mn = _interpret(pos), _interpret(neg)
         assert [pos[k] for k in mp.nps] == [neg[k] for k in mn.nps]
         assert mp.relation != mn.relation and mn.relation not in twin.UNVERIFIABLE_RELATIONS
         return
@@ -312,7 +373,7 @@ def _check_rule(cat: str, pos_text: str, neg_text: str, scene: Scene) -> None:
         i, j = diff
         assert (neg[i].attrs, neg[i].shape, neg[j].attrs, neg[j].shape) == \
             (pos[j].attrs, pos[j].shape, pos[i].attrs, pos[i].shape)
-        assert twin.interpret(pos).relation is not None
+        assert _interpret(pos).relation is not None
         return
     if cat == "swap_att":
         i, j = diff
@@ -323,13 +384,14 @@ def _check_rule(cat: str, pos_text: str, neg_text: str, scene: Scene) -> None:
         return
     (k,) = diff
     a, b = pos[k], neg[k]
-    obj = next(o for o in scene.objects if o.shape == a.shape)
-    if cat == "replace_obj":
-        assert a.attrs == b.attrs and a.shape != b.shape
+    obj = next(o for o in scene.objects if o.shape == _MEANS.get(a.shape, a.shape))
+    if cat == "replace_obj":  # another shape, not a synonym of the same one
+        assert a.attrs == b.attrs and _MEANS.get(a.shape, a.shape) != _MEANS.get(b.shape, b.shape)
     elif cat == "replace_att":
         (n,) = [n for n, (x, y) in enumerate(zip(a.attrs, b.attrs, strict=True)) if x != y]
         assert a.shape == b.shape and twin.attribute_kind(a.attrs[n]) == twin.attribute_kind(b.attrs[n])
-        assert twin.canonical(a.attrs[n]) != twin.canonical(b.attrs[n]) and not twin.attribute_holds(b.attrs[n], obj)
+        assert _MEANS.get(a.attrs[n], a.attrs[n]) != _MEANS.get(b.attrs[n], b.attrs[n])
+        assert not twin.attribute_holds(b.attrs[n], obj)
     else:  # add_att
         (added,) = Counter(b.attrs) - Counter(a.attrs)
         assert a.shape == b.shape and len(b.attrs) == len(a.attrs) + 1
@@ -345,13 +407,18 @@ def test_every_case_is_checked_against_the_scene_graph(built, tiny_world) -> Non
         for c in cases[cat]:
             i = _image_index(c.filename)
             assert c.caption in captions[i], (cat, c)  # the split's own caption, true by construction
-            assert _true(c.caption, scenes[i]) and not _true(c.negative_caption, scenes[i]), (cat, c)
+            assert _world_true(c.caption, scenes[i]) and not _world_true(c.negative_caption, scenes[i]), (cat, c)
             _check_rule(cat, c.caption, c.negative_caption, scenes[i])
         assert len({(c.filename, c.caption, c.negative_caption) for c in cases[cat]}) == len(cases[cat])
+    # captions that say a shape, colour or relation with a synonym (world.captions.synonyms: extended) are positives
+    # too (the size synonyms are the first world's; its coco captions name no size, detailed_size_prob 0)
+    said = {w for cs in cases.values() for c in cs for w in c.caption.split()}
+    extended = {w for w, base in _MEANS.items() if base not in SIZES}
+    assert bool(said & extended) == bool(extended)
 
 
 def test_every_caption_is_in_the_world_vocabulary(built) -> None:
-    tok = WorldTokenizer(32)
+    tok = params_tokenizer()
     for cs in built[2].values():
         for c in cs:
             for text in (c.caption, c.negative_caption):
@@ -407,7 +474,7 @@ def test_text_only_bias_before_and_after_refinement(built, tiny_world) -> None:
     scene with a third object already names it, against more than 80 % before); after it every n-gram model of order 1 to 3 fitted without the image's captions is
     near chance on every subset (orders 1-2 exactly, by construction; the trigram is a held-out check)."""
     split = Split(tiny_world, "coco_test")
-    pool = twin.candidates("add_obj", split.scenes(), split.captions(), 3, np.random.default_rng(0))
+    pool = twin.candidates("add_obj", split.scenes(), split.captions(), 3, np.random.default_rng(0), WORLD_RELATIONS)
     unigram = _held_out(tiny_world, 1)
     assert sum(unigram(c.image, c.caption) > unigram(c.image, c.negative) for c in pool) >= 0.6 * len(pool)
     trigram = _held_out(tiny_world, 3)
@@ -468,7 +535,7 @@ def test_record_end_to_end_with_a_toy_scorer(built) -> None:
 
     out, result, _ = built
     bench = BENCHMARKS.get("sugarcrepe")
-    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), WorldTokenizer(32))
+    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), params_tokenizer())
     metrics = bench.aggregate(score_task(scorer, bench.prepare(_inputs(out, result))))
     for cat in CATEGORIES:
         assert 0.0 <= metrics[f"sugarcrepe/{cat}/acc"] <= 1.0
@@ -503,6 +570,6 @@ def test_a_missing_image_names_the_file_and_the_record(built, tmp_path) -> None:
     root, inputs = _copy(built, tmp_path)
     first = load_all(root / "sugarcrepe/data")["add_att"][0]
     (root / "sugarcrepe/val2017" / first.filename).unlink()
-    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), WorldTokenizer(32))
+    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), params_tokenizer())
     with pytest.raises(FileNotFoundError, match=rf"add_att\.json: record '0': image .*{first.filename} not found"):
         score_task(scorer, BENCHMARKS.get("sugarcrepe").prepare(inputs))

@@ -18,14 +18,18 @@ from vlcomp.benchmarks.registry import BENCHMARKS
 from vlcomp.eval.engine import score_task
 from vlcomp.formats import valse as valse_fmt
 from vlcomp.formats.records import RecordError
-from vlcomp.text.tokenizer import WorldTokenizer
 from vlcomp.twins import TwinContext, build_twin
 from vlcomp.twins import valse as tw
 from vlcomp.world import Split
-from vlcomp.world.concepts import RELATIONS, SHAPES
+from vlcomp.world.concepts import ALL_RELATIONS, SHAPES
 from vlcomp.world.multiples import MAX_OBJECTS, count_matching, sample_multiples_scene
 from vlcomp.world.render import render
 from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
+
+from .inventory import RELATIONS as WORLD_RELATIONS
+from .inventory import SHAPES as WORLD_SHAPES
+from .inventory import implied
+from .tokenizer import params_tokenizer
 
 N = 12  # cases per instrument (a multiple of 6: counting-hard is then exactly balanced)
 OPTIONS = {"valse": {"n_per_instrument": N}}
@@ -62,8 +66,9 @@ def _scenes(built) -> dict[str, Scene]:
 
 
 # ----------------------------------------------------------------- an independent reading of the sentences
+# (the nouns and relation phrases of the world the tests build: a support world's bar and support relations too)
 
-_NOUNS = {**{s: (s, False) for s in SHAPES}, **{s + "s": (s, True) for s in SHAPES if s != "cross"}}
+_NOUNS = {**{s: (s, False) for s in WORLD_SHAPES}, **{s + "s": (s, True) for s in WORLD_SHAPES if s != "cross"}}
 _COUNT = {"no": lambda n: n == 0, "a": lambda n: n >= 1, "an": lambda n: n >= 1, "one": lambda n: n == 1,
           "two": lambda n: n == 2, "three": lambda n: n == 3, "some": lambda n: n >= 2}
 
@@ -92,7 +97,7 @@ def parse(text: str) -> tuple:
         if q in ("a", "an"):
             assert _article_ok(q, m.group(3)), text
         return ("q", q, np_)
-    for rel in sorted(RELATIONS, key=len, reverse=True):
+    for rel in sorted(WORLD_RELATIONS, key=len, reverse=True):
         m = re.fullmatch(rf"(an?) (.+?) {rel} (an?) (.+)", text)
         if m:
             assert _article_ok(m.group(1), m.group(2)) and _article_ok(m.group(3), m.group(4)), text
@@ -104,8 +109,8 @@ def truth(scene: Scene, text: str) -> bool:
     claim = parse(text)
     if claim[0] == "q":
         return _COUNT[claim[1]](sum(_match(o, claim[2]) for o in scene.objects))
-    _, subj, rel, obj = claim
-    return any(p == rel and _match(scene.obj(s), subj) and _match(scene.obj(o), obj) for s, p, o in scene.relations)
+    _, subj, rel, obj = claim  # a claim the graph implies: "star above bar" for a star sitting on its bar
+    return any(p == rel and _match(scene.obj(s), subj) and _match(scene.obj(o), obj) for s, p, o in implied(scene))
 
 
 # ----------------------------------------------------------------------------------------- the twin
@@ -174,12 +179,12 @@ def test_each_instrument_follows_its_rule(built):
         for rec in files[ins].values():
             (_, s1, r1, o1), (_, s2, r2, o2) = parse(rec["caption"]), parse(rec["foil"])
             assert (s1, o1) == (s2, o2) and r1 != r2 and (rec["classes"], rec["classes_foil"]) == (r1, r2)
-            assert RELATIONS[r1].group == RELATIONS[r2].group == group and "near" not in (r1, r2)
+            assert ALL_RELATIONS[r1].group == ALL_RELATIONS[r2].group == group and "near" not in (r1, r2)
             assert tw.plausible(s1[0], r2, o1[0])
-            assert group == "spatial" or r2 != RELATIONS[r1].converse  # a verb's converse would swap actants
+            assert group == "spatial" or r2 != ALL_RELATIONS[r1].converse  # a verb's converse would swap actants
     for rec in files["actant-swap"].values():
         (_, s1, r1, o1), (_, s2, r2, o2) = parse(rec["caption"]), parse(rec["foil"])
-        assert (s2, r2, o2) == (o1, r1, s1) and RELATIONS[r1].group == "verb"
+        assert (s2, r2, o2) == (o1, r1, s1) and ALL_RELATIONS[r1].group == "verb"
     for rec in files["foil-it"].values():
         (_, s1, r1, o1), (_, s2, r2, o2) = parse(rec["caption"]), parse(rec["foil"])
         present = {o.shape for o in scenes[rec["dataset_idx"]].objects}
@@ -190,7 +195,7 @@ def test_each_instrument_follows_its_rule(built):
 
 
 def test_captions_and_foils_stay_in_the_vocabulary(built):
-    tok = WorldTokenizer(32)
+    tok = params_tokenizer()
     for ins, records in _files(built).items():
         for key, rec in records.items():
             for text in (rec["caption"], rec["foil"]):
@@ -244,7 +249,7 @@ def _scorer():
     from vlcomp.models.factory import ModelSpec, create_model
     from vlcomp.models.scorers import toy_scorer
 
-    return toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), WorldTokenizer(32))
+    return toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), params_tokenizer())
 
 
 def test_end_to_end_through_the_benchmark(built):

@@ -13,10 +13,10 @@ from PIL import Image
 from vlcomp.benchmarks import BENCHMARKS
 from vlcomp.benchmarks.vlchecklist import VLC_CATEGORY_KEY
 from vlcomp.formats import vlchecklist as vlc_ds
-from vlcomp.text.tokenizer import WorldTokenizer
 from vlcomp.twins import build_twin
 from vlcomp.twins.vlchecklist import (
     NOT_EXPRESSIBLE,
+    actions,
     attribute_items,
     cap,
     file_specs,
@@ -27,12 +27,34 @@ from vlcomp.twins.vlchecklist import (
     size_bin,
 )
 from vlcomp.world import Split
-from vlcomp.world.concepts import RELATIONS, SHAPES
-from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
+from vlcomp.world.concepts import ALL_RELATIONS, RELATIONS, SHAPES
+from vlcomp.world.scene import LAYOUTS, Obj, Scene, WorldConfig, compute_relations
+
+from .inventory import RELATIONS as WORLD_RELATIONS
+from .inventory import WCFG, implied
+from .tokenizer import params_tokenizer
 
 SIZE = 48
 CFG = WorldConfig(image_size=SIZE)
 SMALL = {"vlchecklist": {"items_per_file": 12}}
+SMALL_AREA = 0.05  # VL-CheckList's Object/Size "small" bin: box area < 0.05 of the image
+
+
+def has_small_objects(wcfg: WorldConfig) -> bool:
+    """Whether a world draws objects in the Object/Size "small" bin. Only a contained object is smaller than a
+    small one (``world.contain_inner_scale`` of its half-extent): the first world's 0.75 makes a 9 px box (0.035 of
+    48 x 48), the second world's 1.0 a 12 px one (0.0625: medium, as a small object)."""
+    if wcfg.layout_probs[LAYOUTS.index("contain")] == 0:
+        return False
+    half = wcfg.half_extent("small") * wcfg.contain_inner_scale
+    return (2 * half) ** 2 / wcfg.image_size**2 < SMALL_AREA
+
+
+#: The tiny world's (params.yaml): without objects that small the twin writes no "small" files, and its corpus has
+#: no "small" category (the Object/Size mean is then over medium and large).
+SMALL_BIN = has_small_objects(WCFG)
+EXPECTED_FILES = [s.key for s in file_specs() if SMALL_BIN or s.category != "small"]
+EXPECTED_CATEGORIES = [c for c in vlc_ds.CORPUS if SMALL_BIN or c != "small"]
 
 
 def _obj(oid: int, shape: str, x: float, y: float, half: float = 6.0, *, colour: str = "red", size: str = "small",
@@ -180,6 +202,16 @@ def test_file_specs_use_vlchecklist_names() -> None:
     assert all(s.key in vlc_ds.CORPUS[s.category]["vg"] for s in specs.values())
 
 
+def test_the_small_bin_follows_the_contained_objects_scale(tiny_world) -> None:
+    assert has_small_objects(WorldConfig()) and has_small_objects(WorldConfig(contain_inner_scale=0.8))
+    assert not has_small_objects(WorldConfig(contain_inner_scale=1.0))  # the second world
+    assert not has_small_objects(WorldConfig(layout_probs=(0.6, 0.25, 0.0, 0.15, 0.0)))  # nothing contained
+    # the tiny world agrees: an object in the bin exactly when its config says so
+    areas = [(x1 - x0) * (y1 - y0) / WCFG.image_size**2
+             for sc in Split(tiny_world, "vg_test").scenes() for x0, y0, x1, y1 in (o.box for o in sc.objects)]
+    assert (min(areas) < SMALL_AREA) == SMALL_BIN
+
+
 def test_not_expressible_is_listed() -> None:
     assert NOT_EXPRESSIBLE and all(isinstance(p, str) and isinstance(w, str) and w for p, w in NOT_EXPRESSIBLE)
 
@@ -193,14 +225,16 @@ def built(twin_context):
     return ctx, build_twin("vlchecklist", ctx)
 
 
-def _truth_triple(scene: Scene, caption: str) -> bool:
+def _truth_triple(scene: Scene, caption: str, facts=None) -> bool:
+    """``facts``: the claims read as true (default: the scene graph's own)."""
     words = caption.split()
     ids = {o.shape: o.id for o in scene.objects}
     subj, rel, obj = words[0], " ".join(words[1:-1]), words[-1]
-    return subj in ids and obj in ids and (ids[subj], rel, ids[obj]) in scene.relations
+    return subj in ids and obj in ids and (ids[subj], rel, ids[obj]) in (scene.relations if facts is None else facts)
 
 
-_ACTION = {"pointing": "pointing at", "covering": "covering", "covered": "covered by", "surrounding": "surrounding"}
+#: Action participle -> relation, of the world the tests build (a support world adds sitting / hanging).
+_ACTION = actions(WORLD_RELATIONS)
 
 
 def _truth_attribute(scene: Scene, caption: str, kind: str) -> bool:
@@ -218,8 +252,8 @@ def test_every_item_is_checked_on_the_scene_graph(built, tiny_world) -> None:
     split = Split(tiny_world, "vg_test")
     scenes = {f"VG_100K/{s.image_id.replace('/', '_')}.png": (i, s) for i, s in enumerate(split.scenes())}
     files = result.inputs["vlchecklist_files"]
-    assert set(files) == {s.key for s in file_specs()}  # every file non-empty on the tiny world
-    tok = WorldTokenizer(32)
+    assert list(files) == EXPECTED_FILES  # every file non-empty on the tiny world ("small": when it has such objects)
+    tok = params_tokenizer()
     for key, spec in files.items():
         assert result.counts[f"{key}/n_items"] == len(vlc_ds.load_file(ctx.out / spec["annotations"])) > 0
         assert len(vlc_ds.load_file(ctx.out / spec["annotations"])) <= 12
@@ -234,14 +268,16 @@ def test_every_item_is_checked_on_the_scene_graph(built, tiny_world) -> None:
                 if kind == "material":
                     assert sc.objects[[o.shape for o in sc.objects].index(case.positive.split()[1])].state == "solid"
                 continue
-            assert _truth_triple(sc, case.positive) and not _truth_triple(sc, case.negative)
+            # POS a scene-graph fact; NEG false even read with what the graph implies ("bar below star" makes
+            # "star above bar" true)
+            assert _truth_triple(sc, case.positive) and not _truth_triple(sc, case.negative, implied(sc))
             p_words, n_words = case.positive.split(), case.negative.split()
             rel = " ".join(p_words[1:-1])
-            assert not RELATIONS[rel].symmetric
+            assert rel in WORLD_RELATIONS and not ALL_RELATIONS[rel].symmetric
             if group == "Relation":
                 assert p_words[0] == n_words[0] and p_words[-1] == n_words[-1]
-                assert RELATIONS[rel].group == {"action": "verb", "spatial": "spatial"}[kind]
-                assert not RELATIONS[" ".join(n_words[1:-1])].symmetric
+                assert ALL_RELATIONS[rel].group == {"action": "verb", "spatial": "spatial"}[kind]
+                assert not ALL_RELATIONS[" ".join(n_words[1:-1])].symmetric
                 continue
             bin_name, role = rest[0], rest[-1]  # Object_<Location|Size>_<bin>_vg_<role>
             at = 0 if role == "subj" else -1
@@ -275,7 +311,7 @@ def test_images_are_the_world_renders(built, tiny_world) -> None:
 def test_corpus_input_maps_every_file(built) -> None:
     ctx, result = built
     corpus = vlc_ds.load_corpus(ctx.out / result.inputs["vlchecklist_corpus"])
-    assert list(corpus) == list(vlc_ds.CORPUS)  # all 13 categories, in TSVLC's order
+    assert list(corpus) == EXPECTED_CATEGORIES  # all 13 categories ("small": when the world has such objects), in order
     assert all(list(ds) == ["vg"] for ds in corpus.values())
     listed = [f for ds in corpus.values() for fs in ds.values() for f in fs]
     assert sorted(listed) == sorted(result.inputs["vlchecklist_files"])
@@ -307,7 +343,9 @@ def test_files_round_trip_through_the_writer(built, tmp_path) -> None:
 
 def test_options(twin_context, tmp_path) -> None:
     r = build_twin("vlchecklist", twin_context({"vlchecklist": {"items_per_file": 2}}, out=tmp_path / "o"))
-    assert all(0 < v <= 2 for k, v in r.counts.items() if k.endswith("/n_items"))
+    sizes = {k.removesuffix("/n_items"): v for k, v in r.counts.items() if k.endswith("/n_items")}
+    assert list(sizes) == [s.key for s in file_specs()]  # every file counted, the unwritten ones as 0
+    assert all(0 < v <= 2 if k in EXPECTED_FILES else v == 0 for k, v in sizes.items())
     with pytest.raises(ValueError, match=r"benchmarks\.twins\.vlchecklist\.items_per_file=0: must be an int >= 1"):
         build_twin("vlchecklist", twin_context({"vlchecklist": {"items_per_file": 0}}, out=tmp_path / "p"))
     with pytest.raises(ValueError, match=r"benchmarks\.twins\.vlchecklist: unknown option\(s\) \['items'\]"):
@@ -331,12 +369,12 @@ def test_end_to_end_scoring(twin_context, tmp_path) -> None:
     bench = BENCHMARKS.get("vlchecklist")
     task = bench.prepare(inputs)
     assert len(task.meta) == result.counts["n_items"]
-    assert set(task.meta["category"]) == set(vlc_ds.CORPUS) and set(task.meta["dataset"]) == {"vg"}
+    assert set(task.meta["category"]) == set(EXPECTED_CATEGORIES) and set(task.meta["dataset"]) == {"vg"}
     model = create_model(ModelSpec("toy-vit-p8"), init_seed=0)
-    scorer = toy_scorer("toy", model, WorldTokenizer(32))
+    scorer = toy_scorer("toy", model, params_tokenizer())
     metrics = bench.aggregate(score_task(scorer, task))
     expected = ([f"vlchecklist/file/{k}/acc" for k in result.inputs["vlchecklist_files"]]
-                + [f"vlchecklist/{v}" for v in VLC_CATEGORY_KEY.values()]
+                + [f"vlchecklist/{VLC_CATEGORY_KEY[c]}" for c in EXPECTED_CATEGORIES]
                 + [f"vlchecklist/{g}/avg" for g in ("object", "object/location", "object/size", "attribute",
                                                    "relation")]
                 + ["vlchecklist/overall"])
@@ -348,6 +386,11 @@ def test_end_to_end_scoring(twin_context, tmp_path) -> None:
     assert metrics["vlchecklist/object/center"] == pytest.approx(
         (metrics["vlchecklist/file/Object_Location_center_vg_obj/acc"]
          + metrics["vlchecklist/file/Object_Location_center_vg_subj/acc"]) / 2)
+    # Object/Size is the mean of the size categories the twin has (no "small" one without objects that small)
+    sizes = [c for c in ("large", "medium", "small") if c in EXPECTED_CATEGORIES]
+    assert ("vlchecklist/object/small" in metrics) == SMALL_BIN
+    assert metrics["vlchecklist/object/size/avg"] == pytest.approx(
+        np.mean([metrics[f"vlchecklist/object/{c}"] for c in sizes]))
 
 
 def test_missing_images_and_a_malformed_file(twin_context, tmp_path) -> None:

@@ -124,18 +124,22 @@ def aggregate_vlchecklist(tables: Mapping[str, pd.DataFrame]) -> dict[str, float
     out = {f"vlchecklist/file/{key_part(f)}/acc": a for f, a in file_acc.items()}
     if "category" in df.columns:  # a corpus given at prepare time (vlchecklist_corpus), carried per item
         corpus = corpus_from_items(files.tolist(), as_text(df["category"]), as_text(df["dataset"]))
+        # the benchmark's own composition: a category it has no file of is absent (the second toy world's
+        # Object/Size "small"), and its group averages what is there
+        absent = {c for cats in vlc_ds.GROUPS.values() for c in cats} - set(corpus)
     else:  # TSVLC's corpus.json: the categories whose every file was scored
         corpus = {cat: ds for cat, ds in vlc_ds.CORPUS.items() if all(f in file_acc for fs in ds.values() for f in fs)}
+        absent = set()
     cats = vlc_ds.category_scores(file_acc, corpus)
     out |= {f"vlchecklist/{VLC_CATEGORY_KEY[c]}": v for c, v in cats.items()}
-    for group, value in vlc_ds.group_averages(cats).items():
+    for group, value in vlc_ds.group_averages(cats, absent).items():
         out["vlchecklist/overall" if group == "overall" else f"vlchecklist/{group}/avg"] = value
     if "wrong_correct" in df.columns:  # the wrong-image control (not part of VL-CheckList's protocol), same averages
         wrong = as_bool(df["wrong_correct"])
         wrong_acc = {f: round(float(wrong[files == f].mean()), vlc_ds.ACC_DECIMALS) for f in file_acc}
         wrong_cats = vlc_ds.category_scores(wrong_acc, corpus)
         out |= {f"vlchecklist/wrong_image/{VLC_CATEGORY_KEY[c]}": v for c, v in wrong_cats.items()}
-        for group, value in vlc_ds.group_averages(wrong_cats).items():
+        for group, value in vlc_ds.group_averages(wrong_cats, absent).items():
             out[f"vlchecklist/wrong_image/{group}/avg" if group != "overall" else "vlchecklist/wrong_image/overall"] = value
     return checked(out)
 

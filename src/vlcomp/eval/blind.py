@@ -79,7 +79,7 @@ from ..text.facts import (
     Reading,
     read_caption,
 )
-from ..world.concepts import SUPPORT_RELATIONS, SUPPORT_SHAPES
+from ..world.concepts import support_shapes
 from .engine import ChoiceTask, EngineOptions, Task, as_tasks, score_task
 
 log = logging.getLogger(__name__)
@@ -265,10 +265,7 @@ def world_inventory(params: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[s
 
     wcfg = world_configs(params)[0]
     relations = tuple(wcfg.relations)
-    shapes = wcfg.vocabulary(web=True)[0]
-    if any(r in relations for r in SUPPORT_RELATIONS):
-        shapes += SUPPORT_SHAPES
-    return shapes, relations
+    return wcfg.vocabulary(web=True)[0] + support_shapes(relations), relations
 
 
 def blind_scorer(params: Mapping[str, Any], name: str, world_dir: str | Path) -> BlindTextScorer:

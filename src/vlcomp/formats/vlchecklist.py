@@ -30,7 +30,10 @@ Choices where the reference or catalogs are loose:
   verified from its tables); Object = mean of the 6 object subtypes (tsvlc catalog: AMBIGUOUS, "very likely",
   never printed per subtype). CE-CLIP's Table 2 "Obj Location" / "Obj Size" are taken as the means of
   center/mid/margin and large/medium/small (the catalog is silent; CE-CLIP ran a fork), and its overall
-  "Avg" as the mean of its 9 leaf columns (catalog: verified).
+  "Avg" as the mean of its 9 leaf columns (catalog: verified). A category the benchmark does not have at all
+  (``absent``: no file of it in its corpus, e.g. the second toy world's Object/Size "small", whose only small objects
+  became as large as the others) leaves its group's mean over the categories present; a category that exists but
+  was not scored still leaves the group out.
 - TSVLC prints its 13 scores under shifted labels (:data:`TSVLC_PRINTED_LABELS`); categories here are named
   by the ``corpus.json`` keys, never by the printed labels.
 """
@@ -38,7 +41,7 @@ Choices where the reference or catalogs are loose:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -260,13 +263,16 @@ def category_scores(file_acc: Mapping[str, float], corpus: Mapping[str, Mapping[
     return out
 
 
-def group_averages(categories: Mapping[str, float]) -> dict[str, float]:
+def group_averages(categories: Mapping[str, float], absent: Iterable[str] = ()) -> dict[str, float]:
     """Group means (:data:`GROUPS`: TSVLC's Object/Attribute/Relation and CE-CLIP's Obj Location / Obj Size)
-    and ``overall`` = mean of CE-CLIP's 9 leaf columns (:data:`CECLIP_LEAVES`). Groups with a missing
-    category are left out, and ``overall`` needs all 9 leaves."""
+    and ``overall`` = mean of CE-CLIP's 9 leaf columns (:data:`CECLIP_LEAVES`). ``absent``: categories the
+    benchmark does not have (none in the real one), left out of their group's mean. Groups with another missing
+    category, or with none present, are left out, and ``overall`` needs all 9 leaves."""
+    absent = set(absent)
     out: dict[str, float] = {}
     for group, cats in GROUPS.items():
-        if all(c in categories for c in cats):
+        cats = tuple(c for c in cats if c not in absent)
+        if cats and all(c in categories for c in cats):
             out[group] = float(np.mean([categories[c] for c in cats]))
     leaves = {**categories, **out}
     if all(leaf in leaves for leaf in CECLIP_LEAVES):

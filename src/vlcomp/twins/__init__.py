@@ -43,7 +43,14 @@ import numpy as np
 from ..registry import Registry
 from ..seeding import np_rng
 from ..world import Split
-from ..world.concepts import ALL_RELATIONS, SHAPES, SUPPORT_RELATIONS, SUPPORT_SHAPES, Relation
+from ..world.concepts import (
+    ALL_RELATIONS,
+    SHAPES,
+    SUPPORT_RELATIONS,
+    SUPPORT_SHAPES,
+    Relation,
+    support_shapes,
+)
 from ..world.scene import CONTAINER_SHAPES, Scene, WorldConfig
 
 
@@ -130,11 +137,8 @@ def test_split(options: Mapping[str, Any], default: str, twin: str) -> str:
 
 def world_shapes(relations: Mapping[str, Relation]) -> tuple[str, ...]:
     """The shape nouns of the test splits of a world with the relation inventory ``relations``: :data:`SHAPES`,
-    then the flat supports when it has the support relations (only the ``support`` layout places a bar, and always
-    with an object on it or under it). The first world's: :data:`SHAPES`."""
-    if any(p in relations for p in SUPPORT_RELATIONS):
-        return SHAPES + SUPPORT_SHAPES
-    return SHAPES
+    then its flat supports (:func:`vlcomp.world.concepts.support_shapes`). The first world's: :data:`SHAPES`."""
+    return SHAPES + support_shapes(relations)
 
 
 def plausible(subject: str, relation: str, obj: str) -> bool:

@@ -52,6 +52,13 @@ AMBIGUOUS choices (the paper's text does not fix them for a toy world):
   "hanging from") are the ones a caption may state and ``replace_rel`` may write, its shapes
   (:func:`vlcomp.twins.world_shapes`: with the bar) the nouns; a claim is true when
   :func:`vlcomp.twins.implied_facts` has it (the scene graph, what a support contact entails, the converses);
+- synonyms: a caption may say a shape, colour or relation with a synonym of ``world.captions.synonyms: extended``
+  (box, rhombus, violet, over, under / beneath, beside; :data:`SHAPE_SYNONYMS`, :data:`COLOUR_WORDS`,
+  :data:`RELATION_SYNONYMS`), read as the word it stands for, so such captions are positives too and no edit
+  writes a synonym of the word it replaces as a negative; the edits write the plain words only (the first world's
+  captions have none of these synonyms, so its twin is unchanged);
+- captions with the object count in front ("two shapes: ...", ``world.captions.count_prob``) or a negated clause
+  at the end ("... and no square", ``negation_prob``) are not of the parsed forms and are never positives;
 - when a subset has more refined cases than ``items_per_subset``, whole mirrored pairs are kept at random, so
   the cap keeps the balance;
 - ids are ``"0".."n-1"`` in image order (the released ids are contiguous but for one removed case).
@@ -69,7 +76,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..formats import sugarcrepe as sugarcrepe_ds
-from ..world.concepts import BACKGROUNDS, COLOURS, RELATIONS, SHAPES, SIZES, SYNONYMS, Relation, world_words
+from ..world.concepts import (
+    ALL_RELATIONS,
+    BACKGROUNDS,
+    COLOURS,
+    EXTENDED_SYNONYMS,
+    RELATIONS,
+    SHAPES,
+    SIZES,
+    SYNONYMS,
+    Relation,
+    world_words,
+)
 from ..world.scene import Obj, Scene
 from . import TWINS, TwinContext, TwinResult, implied_facts, option, world_shapes
 from .images import write_png
@@ -98,6 +116,13 @@ UNVERIFIABLE_RELATIONS = ("near",)
 
 SIZE_WORDS: dict[str, str] = {**{s: s for s in SIZES}, **{w: s for s, ws in SYNONYMS.items() for w in ws}}
 """Size word -> canonical size (``big`` means ``large``)."""
+COLOUR_WORDS: dict[str, str] = {**{c: c for c in COLOURS},
+                                **{w: c for c, ws in EXTENDED_SYNONYMS.items() if c in COLOURS for w in ws}}
+"""Colour word -> colour (``violet`` means ``purple``: ``world.captions.synonyms: extended``)."""
+SHAPE_SYNONYMS: dict[str, str] = {w: s for s, ws in EXTENDED_SYNONYMS.items() if s in SHAPES for w in ws}
+"""Shape synonym -> shape (``box``: square, ``rhombus``: diamond; ``world.captions.synonyms: extended``)."""
+RELATION_SYNONYMS: dict[str, str] = {w: r for r, ws in EXTENDED_SYNONYMS.items() if r in ALL_RELATIONS for w in ws}
+"""Relation synonym -> relation phrase (``over``: above, ``under`` / ``beneath``: below, ``beside``: next to)."""
 TEXTURE_WORDS = ("hollow", "solid", "striped", "dotted", "plain")
 ATTRIBUTE_KINDS = ("size", "colour", "texture")
 """Attribute kinds in noun-phrase order (:func:`vlcomp.world.captions.noun_phrase`)."""
@@ -114,14 +139,19 @@ def attribute_kind(word: str) -> str | None:
     """``size``, ``colour``, ``texture``, or None for a word that is no attribute."""
     if word in SIZE_WORDS:
         return "size"
-    if word in COLOURS:
+    if word in COLOUR_WORDS:
         return "colour"
     return "texture" if word in TEXTURE_WORDS else None
 
 
 def canonical(word: str) -> str:
     """The attribute value a word names (synonyms merged)."""
-    return SIZE_WORDS.get(word, word)
+    return SIZE_WORDS.get(word) or COLOUR_WORDS.get(word, word)
+
+
+def shape_of(noun: str) -> str:
+    """The shape a noun names (``box`` is a square)."""
+    return SHAPE_SYNONYMS.get(noun, noun)
 
 
 def attribute_holds(word: str, o: Obj) -> bool:
@@ -131,7 +161,7 @@ def attribute_holds(word: str, o: Obj) -> bool:
     if kind == "size":
         return o.size == SIZE_WORDS[word]
     if kind == "colour":
-        return o.colour == word
+        return o.colour == COLOUR_WORDS[word]
     if word in ("hollow", "solid"):
         return o.state == word
     if kind == "texture":
@@ -144,7 +174,8 @@ def attribute_holds(word: str, o: Obj) -> bool:
 
 @dataclass(frozen=True)
 class NounPhrase:
-    """``[determiner] attribute* shape``; ``det`` is ``a`` (rendered ``a``/``an``), ``the`` or None."""
+    """``[determiner] attribute* shape``; ``det`` is ``a`` (rendered ``a``/``an``), ``the`` or None; ``shape`` is the
+    noun as written (a synonym stays a synonym: :func:`shape_of` reads it)."""
 
     det: str | None
     attrs: tuple[str, ...]
@@ -168,7 +199,8 @@ Caption = tuple[Part, ...]
 
 def parse(text: str, shapes: Sequence[str] = SHAPES) -> Caption:
     """Words and noun phrases, left to right (a word that starts no noun phrase stays a literal); nouns are
-    ``shapes`` (the world's: :func:`vlcomp.twins.world_shapes`; default the first world's)."""
+    ``shapes`` (the world's: :func:`vlcomp.twins.world_shapes`; default the first world's) and their synonyms
+    (:data:`SHAPE_SYNONYMS`), kept as written."""
     words = text.split(" ")
     parts: list[Part] = []
     i = 0
@@ -188,7 +220,7 @@ def _noun_phrase_at(words: Sequence[str], i: int, shapes: Sequence[str] = SHAPES
     k = j
     while k < len(words) and attribute_kind(words[k]) is not None:
         k += 1
-    if k < len(words) and words[k] in shapes:
+    if k < len(words) and shape_of(words[k]) in shapes:
         det = None if j == i else ("the" if words[i] == "the" else "a")
         return NounPhrase(det, tuple(words[j:k]), words[k]), k + 1
     return None, i
@@ -201,7 +233,8 @@ def render(parts: Caption) -> str:
 @dataclass(frozen=True)
 class Meaning:
     """What a caption claims. ``nps`` index into the parts: the main noun phrase(s), then the ``with`` one;
-    ``relation`` holds from the first to the second (None: a single phrase or two joined by "and");
+    ``relation`` (the world's phrase, also when the caption says it with a synonym: "over" is "above") holds from
+    the first to the second (None: a single phrase or two joined by "and");
     ``relation_span`` is the slice of parts holding the relation words."""
 
     nps: tuple[int, ...]
@@ -251,13 +284,14 @@ def _interpret(parts: Caption, joiner: str, relations: Mapping[str, Relation]) -
         return Meaning(nps, None, None, background, with_np) if start == 0 else None
     skip = 1 if link[0] == "is" else 0
     relation = " ".join(link[skip:])
+    relation = RELATION_SYNONYMS.get(relation, relation)
     if relation not in relations:
         return None
     return Meaning(nps, relation, (start + 1 + skip, end - 1), background, with_np)
 
 
 def _np_matches(np_: NounPhrase, o: Obj) -> bool:
-    return o.shape == np_.shape and all(attribute_holds(w, o) for w in np_.attrs)
+    return o.shape == shape_of(np_.shape) and all(attribute_holds(w, o) for w in np_.attrs)
 
 
 def holds(parts: Caption, meaning: Meaning, scene: Scene) -> bool:
@@ -290,7 +324,7 @@ def edit_replace_obj(parts: Caption, m: Meaning, scene: Scene,
     for k in m.nps:
         np_ = parts[k]
         for shape in world_shapes(relations):
-            if shape != np_.shape:
+            if shape != shape_of(np_.shape):
                 yield _put(parts, k, replace(np_, shape=shape))
 
 

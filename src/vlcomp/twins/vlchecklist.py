@@ -37,7 +37,10 @@ AMBIGUOUS choices (the VL-CheckList paper gives no thresholds or replacement lis
 - Location: the Euclidean distance of the box centre from the image centre, over half the image side:
   ``< 1/3`` center, ``< 2/3`` mid, else margin (:data:`LOCATION_BINS`).
 - Size: the box area over the image area: ``< 0.05`` small (only objects inside a container are this small),
-  ``< 0.12`` medium (the world's "small" objects), else large (:data:`SIZE_BINS`).
+  ``< 0.12`` medium (the world's "small" objects), else large (:data:`SIZE_BINS`). In the second world
+  (``world.contain_inner_scale`` 1.0) a contained object is as large as a small one, so no object is small: the
+  twin writes no "small" files, and the Object/Size mean is over medium and large
+  (:func:`vlcomp.formats.vlchecklist.group_averages`' ``absent``).
 - Spatial NEG is the converse phrase (left <-> right, above <-> below, in front of <-> behind, inside ->
   surrounding), as the real spatial negatives are antonyms (``ON`` -> ``under``, ``in front of`` -> ``behind``); any
   other spatial phrase can be half-true for a diagonal pair (the scene graph keeps only the dominant axis).

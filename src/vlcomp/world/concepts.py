@@ -7,6 +7,7 @@ Everything here is data. The relation table says, for each relation phrase, whet
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "star", "cross", "heart", "arrow")
@@ -142,6 +143,14 @@ SUPPORT_RELATION_TABLE: dict[str, Relation] = {
 (:func:`world_words` version 2)."""
 
 SUPPORT_RELATIONS: tuple[str, ...] = tuple(SUPPORT_RELATION_TABLE)
+
+
+def support_shapes(relations: Iterable[str]) -> tuple[str, ...]:
+    """The flat support shapes a world with the relation inventory ``relations`` shows: :data:`SUPPORT_SHAPES` when
+    it has the support relations (only the ``support`` layout places a bar, and always with an object on it or
+    under it), else none (the first world)."""
+    relations = set(relations)
+    return SUPPORT_SHAPES if any(r in relations for r in SUPPORT_RELATIONS) else ()
 
 ALL_RELATIONS: dict[str, Relation] = {**RELATIONS, **SUPPORT_RELATION_TABLE}
 """Every relation any world can show, for looking a phrase up."""
