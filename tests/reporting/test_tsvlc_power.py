@@ -23,9 +23,11 @@ from vlcomp.reporting.items import (
 )
 from vlcomp.reporting.ledger import (
     NOT_HELD,
+    NOTE_EFFECT,
     NOTE_SIGN,
     POWER_FRACTION,
     UNDERPOWERED,
+    Condition,
     Evidence,
     ledger_table,
     rule_markdown,
@@ -128,7 +130,9 @@ def test_vlchecklist_conditions_carry_the_stratified_se(tmp_path):
     rng = np.random.default_rng(derive_seed(3, "ledger", f"Relation gain over CLIP: RB+LLM Negs - CLIP >= {K.STRICT}"))
     low, high, se = stratified_interval(terms, rng, SPEC)
     assert relation.interval == (low, high) and relation.se == se and se > 0
-    assert relation.margin is None and NOTE_SIGN in relation.note and relation.resampling == VLC_WHAT
+    # a sign test: its power is judged against the paper's printed effect (Table 1a: 78.72 % - 63.05 %)
+    assert relation.margin == pytest.approx(0.7872 - 0.6305) and relation.resampling == VLC_WHAT
+    assert NOTE_EFFECT.format(effect=0.7872 - 0.6305) in relation.note and NOTE_SIGN not in relation.note
     # the derived per-model metrics (mean(Attribute, Relation), Relation - Attribute) are VL-CheckList recombined
     derived = [c for cl in got.values() for c in cl.conditions if c.values and "0.333 x" not in c.text
                and ("mean(Attribute, Relation)" in c.text or "Relation - Attribute" in c.text)]
@@ -140,3 +144,25 @@ def test_vlchecklist_conditions_carry_the_stratified_se(tmp_path):
     legend = rule_markdown(ev, list(got.values()), METHODS)
     assert "**Stratified bootstrap**" in legend and "items resampled within each file" in legend
     assert "images resampled within each task" in legend and "400 resampled values" in legend
+
+
+def test_printed_effects_by_hand():
+    """The paper's printed differences the sign tests are powered against (Table 1a; Table 2 for w/o Neg Loss)."""
+    assert K.printed_effect(K.RBLLM, "clip", K.RELATION) == pytest.approx(0.7872 - 0.6305)
+    assert K.printed_effect(K.RBLLM, "clip", K.REL_MINUS_ATTR) == pytest.approx((0.7872 - 0.7390) - (0.6305 - 0.6760))
+    assert K.printed_effect(K.RBLLM, K.LORA, K.SVLC_MEAN) == pytest.approx(((0.7390 + 0.7872) - (0.6628 + 0.5552)) / 2)
+    assert K.printed_effect(K.RBLLM, K.NONEG, K.SVLC_MEAN) == pytest.approx(((0.7390 + 0.7872) - (0.6758 + 0.5517)) / 2)
+    assert K.printed_effect(K.COMBINED, K.RBLLM, K.ZS) == pytest.approx(0.5477 - 0.5466)
+    assert K.printed_effect(K.RBLLM, K.FULL, K.VLC_MEAN) is None  # C5: no numbers printed
+    assert K.printed_effect(K.RBLLM, "tsvlc_pos", K.SVLC_MEAN) is None  # Pos has no Table 1a row
+
+
+def test_a_sign_test_is_underpowered_against_the_printed_effect():
+    """A failing sign test whose SE exceeds a third of the paper's printed effect is underpowered; with a smaller
+    SE, or with no printed effect (no margin), it is not held."""
+    def cond(se, margin):
+        return Condition("x > 0", [-0.01], ["b0s0 - b0"], K.STRICT, True, None, "", se, margin)
+
+    assert cond(0.03, 0.06).verdict == UNDERPOWERED  # 0.03 > 0.06 / 3
+    assert cond(0.01, 0.06).verdict == NOT_HELD
+    assert cond(0.03, None).verdict == NOT_HELD

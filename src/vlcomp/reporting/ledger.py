@@ -67,11 +67,13 @@ VERDICT_RULE = ("A condition holds iff it holds on every whole chain it is evalu
 POWER_FRACTION = 1 / 3
 POWER_RULE = ("A condition that does not hold is underpowered (not 'not held') when its test-set standard error, the "
               "bootstrap SE over test items of its chain-averaged value, exceeds a third of the margin it tests "
-              "(a comparison's margin, or a bound's distance from chance): the test set cannot resolve that margin. "
+              "(a comparison's margin, a bound's distance from chance, or for a sign test the effect the paper "
+              "printed): the test set cannot resolve that margin. "
               "A claim is not held when one of its failing conditions is adequately powered, underpowered when "
               "every failing condition is.")
 INTERVAL_NOTE_RATIO = "no item-level interval: a ratio of two metrics"
 NOTE_SIGN = "tests a sign (no margin): no power rule"
+NOTE_EFFECT = "tests a sign; power judged against the paper's printed effect ({effect:+.4f})"
 STRATIFIED_RULE = ("**Stratified bootstrap** (nested macros): the metric is a tree of unweighted means of per-stratum "
                    "accuracies, so items are resampled with replacement within each stratum (every stratum keeps its "
                    "size), with the same draws for every model of the condition (paired over the same items), and the "
@@ -301,8 +303,11 @@ def stratified(ev: Evidence, key: str, terms: Sequence[tuple[str, float]],
         return None, math.nan, f"no item-level interval: {e}", ""
 
 
-def _sign_note(note: str, margin: float | None, values: list[float]) -> str:
-    """``note``, plus :data:`NOTE_SIGN` for a condition with values but no margin."""
+def _sign_note(note: str, margin: float | None, values: list[float], effect: float | None = None) -> str:
+    """``note``, plus :data:`NOTE_SIGN` for a condition with values but no margin, or :data:`NOTE_EFFECT` for a
+    sign test whose power is judged against the paper's printed ``effect``."""
+    if margin is None and values and effect is not None:
+        return "; ".join(filter(None, [note, NOTE_EFFECT.format(effect=effect)]))
     return "; ".join(filter(None, [note, NOTE_SIGN if margin is None and values else ""]))
 
 
@@ -337,10 +342,11 @@ def _single(methods: Methods, ev: Evidence, method: str, key: str, bound: float,
 
 
 def beats(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str, key: str, margin: float,
-          what: str) -> Condition:
+          what: str, effect: float | None = None) -> Condition:
     """``better - worse >= margin`` on every chain pair (:func:`pair_chains`); the margin tested is ``|margin|``
-    (a margin within :data:`MIN_MARGIN` of 0 tests a sign: no power rule)."""
-    return _difference(methods, _evidence(ev), better, worse, key, margin, what, at_least=True)
+    (a margin within :data:`MIN_MARGIN` of 0 tests a sign: no power rule, unless ``effect`` gives the paper's
+    printed effect the sign test is meant to detect; then the power rule reads ``|effect|`` as the margin)."""
+    return _difference(methods, _evidence(ev), better, worse, key, margin, what, at_least=True, effect=effect)
 
 
 def gains_at_most(methods: Methods, ev: Evidence | pd.DataFrame, better: str, worse: str, key: str, margin: float,
@@ -351,15 +357,18 @@ def gains_at_most(methods: Methods, ev: Evidence | pd.DataFrame, better: str, wo
 
 
 def _difference(methods: Methods, ev: Evidence, better: str, worse: str, key: str, margin: float, what: str, *,
-                at_least: bool) -> Condition:
+                at_least: bool, effect: float | None = None) -> Condition:
     text = f"{what}: {methods.label(better)} - {methods.label(worse)} {'>=' if at_least else '<='} {margin}"
     pairs, unpaired = pair_chains(ev, better, worse, key)
     interval, se, note, resampling = _interval(ev, key, [(str(a["model"]), str(b["model"])) for a, b in pairs], text)
     if unpaired:
         note = "; ".join(filter(None, [note, "no chain to pair with: " + ", ".join(unpaired)]))
     values, tested = [float(a["value"] - b["value"]) for a, b in pairs], _margin(margin, 0.0)
+    note = _sign_note(note, tested, values, effect)
+    if tested is None and effect is not None and abs(effect) >= MIN_MARGIN:
+        tested = abs(effect)  # a sign test: its power against the effect the paper printed
     return Condition(text, values, [f"{_chain(a).label} - {_chain(b).label}" for a, b in pairs], margin, at_least,
-                     interval, _sign_note(note, tested, values), se, tested, resampling)
+                     interval, note, se, tested, resampling)
 
 
 def ratio(methods: Methods, ev: Evidence | pd.DataFrame, method: str, num: str, den: str, bound: float,

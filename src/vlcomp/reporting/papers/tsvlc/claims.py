@@ -38,12 +38,16 @@ resampled within each file (subtype), ELEVATER images within each task, the same
 chain pair, the nested macro (with VL-CheckList's 4-decimal file rounding) recomputed per resample
 (:func:`vlcomp.reporting.ledger.stratified`, seeded from ``root_seed`` and the condition). Its standard deviation
 is the condition's test SE, and the ledger's power rule (:data:`vlcomp.reporting.ledger.POWER_RULE`) reads it
-where a margin is tested (C4: 2 points); a ``> 0`` / ``>= 0`` condition tests a sign and gets no power rule (its
-note says so). C2's three-method combination has no interval.
+where a margin is tested (C4: 2 points). A ``> 0`` condition tests a sign; its power is judged against the effect
+the paper printed for the same comparison (:func:`printed_effect`: Table 1a, else Table 2, the same linear
+combination of columns as the condition's metric), so a sign test whose SE exceeds a third of the paper's own
+effect is underpowered. Where the paper printed nothing (C5; Pos has no Table 1a row; ``>= 0`` conditions) there is
+no power rule (its note says so). C2's three-method combination has no interval.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
@@ -52,6 +56,7 @@ from ....config import base_model_method
 from ...collect import Methods, with_difference, with_mean
 from ...ledger import Claim, Condition, Evidence, beats
 from ...tree import BASE_METHOD, Chain
+from .printed import T1_COLUMNS, TABLE1, TABLE2, printed_row
 
 OBJECT, ATTRIBUTE = "vlchecklist/object/avg", "vlchecklist/attribute/avg"
 RELATION = "vlchecklist/relation/avg"
@@ -134,9 +139,31 @@ def _retext(c: Condition, margin: float, shown: str) -> Condition:
     return c
 
 
+_PRINTED_COLUMN = {key: column for _, column, key in T1_COLUMNS}
+
+
+def printed_effect(better: str, worse: str, key: str) -> float | None:
+    """The paper's printed ``better - worse`` on ``key`` (a Table 1 column's key or a :data:`DERIVED` combination
+    of them), from Table 1a, else Table 2 (the first table printing both rows); None when neither prints both rows
+    or a cell is not printed."""
+    terms = DERIVED.get(key, {key: 1.0})
+    if any(k not in _PRINTED_COLUMN for k in terms):
+        return None
+    for artifact, table in (("TSVLC-T1a", TABLE1), ("TSVLC-T2", TABLE2)):
+        a, b = printed_row(table, artifact, better), printed_row(table, artifact, worse)
+        if a is None or b is None:
+            continue
+        cells = [(a.cells.get(_PRINTED_COLUMN[k]), b.cells.get(_PRINTED_COLUMN[k]), c) for k, c in terms.items()]
+        if any(x is None or y is None or math.isnan(x.value) or math.isnan(y.value) for x, y, _ in cells):
+            return None
+        return sum(c * (x.value - y.value) for x, y, c in cells)
+    return None
+
+
 def gain(methods: Methods, ev: Evidence, better: str, worse: str, key: str, what: str) -> Condition:
-    """``better - worse > 0`` on every chain pair."""
-    return _retext(beats(methods, ev, better, worse, key, STRICT, what), STRICT, "> 0")
+    """``better - worse > 0`` on every chain pair; its power judged against :func:`printed_effect`."""
+    effect = printed_effect(better, worse, key)
+    return _retext(beats(methods, ev, better, worse, key, STRICT, what, effect=effect), STRICT, "> 0")
 
 
 def no_worse(methods: Methods, ev: Evidence, better: str, worse: str, key: str, bound: float,
