@@ -90,7 +90,7 @@ def test_bad_seed_specs_and_lr_from_are_named(toy):
 
 def test_method_overrides_length_grid_and_benchmarks(toy):
     m = method_config(toy, "tsvlc_lora")
-    assert (m.epochs, m.sweep_epochs, m.lr_grid) == (3, 1, (0.01, 0.003))
+    assert (m.epochs, m.sweep_epochs, m.lr_grid) == (9, 1, (0.01, 0.003))  # profiles/toy.yaml (second world)
     assert method_config(toy, "negclip").epochs is None  # finetune.epochs
     assert evaluation_benchmarks(toy, "tsvlc_rb") == ["vlchecklist", "zeroshot_elevater"]
     assert evaluation_benchmarks(toy, "tsvlc_combined") == toy["evaluate"]["benchmarks"]
