@@ -18,6 +18,7 @@ from ...blind import CEILING_INTRO as BLIND_INTRO
 from ...collect import methods_of
 from ...render import Table
 from ...scaffold import NO_VERDICTS_REAL, TOY_ONLY, Part, Report, Section, rendered_elsewhere, tree_runs_table
+from ...world_change import world_change_section
 from . import NAME
 from . import real as A
 from . import toy as T
@@ -45,18 +46,13 @@ SECTIONS = (
             ('Toy cells: mean ± spread over whole-chain runs; "paper": the printed value. The CSV holds one '
             'numeric row per task and model (mean, spread, n, paper value, difference).')),
     Section("What each toy twin stands for", (Part("stands_for", T.stands_for_table),)),
-    Section("What changed and why: the first world beside this run",
-            (Part("world_change_why", T.world_change_markdown),
-             Part("world_change_settings", T.world_change_settings, title="Settings that differ",
-                  missing=T.first_world_missing),
-             Part("world_change_claims", T.world_change_claims, title="Claims, condition by condition",
-                  missing=T.first_world_missing),
-             Part("world_change_base", T.world_change_base, title="Base models (CLIP)",
-                  missing=T.first_world_missing)),
-            ("The project moved from its first toy world to a second one (`docs/world_v2.md`). The first world's "
-             "outputs are kept in `calibration/first_world/` (`scripts/snapshot_first_world.py`: its claims ledgers, "
-             "its params and its base and fine-tuned models' headline rows); while this run's outputs are still the "
-             "first world's, both sides show the same world.")),
+    world_change_section(
+        T.world_change_markdown, T.world_change_settings, T.world_change_claims, T.first_world_missing,
+        ("The project moved from its first toy world to a second one (`docs/world_v2.md`). The first world's "
+         "outputs are kept in `calibration/first_world/` (`scripts/snapshot_first_world.py`: its claims ledgers, "
+         "its params and its base and fine-tuned models' headline rows); while this run's outputs are still the "
+         "first world's, both sides show the same world."),
+        (Part("world_change_base", T.world_change_base, title="Base models (CLIP)", missing=T.first_world_missing),)),
     Section("ARO-F3 — Figure 3 (radar)", (Part("ARO-F3", lambda ctx: T.figure(ctx, "ARO-F3"), ("ARO-F3",)),)),
     Section("ARO-D1–D4, ARO-M1/M2 — the datasets and checkpoints this run built",
             (Part("ARO-D_M_artifacts", lambda ctx: T.artifacts(ctx, T.mined_dir(ctx, ctx.mined_root)),

@@ -24,6 +24,7 @@ import pandas as pd  # noqa: E402
 
 from ....io import read_json  # noqa: E402
 from ....world import Split  # noqa: E402
+from ... import world_change as WC  # noqa: E402
 from ...blind import BlindResult, ceiling_long, ceiling_notes, ceiling_wide, read_blind  # noqa: E402
 from ...collect import (  # noqa: E402
     Methods,
@@ -41,8 +42,6 @@ from ...items import Bootstrap  # noqa: E402
 from ...ledger import (  # noqa: E402
     Claim,
     Evidence,
-    changed_settings,
-    ledger_change,
     ledger_table,
     report_ledger,
     value_text,
@@ -50,6 +49,7 @@ from ...ledger import (  # noqa: E402
 from ...paper_values import load_paper_values  # noqa: E402
 from ...render import Figure, Table, cell, number  # noqa: E402
 from ...tree import PROVENANCE_LEGEND, TOY_PROFILE, read_params  # noqa: E402
+from ...world_change import WORLD_NAMES  # noqa: E402
 from .. import PAPERS, paper_scope  # noqa: E402
 from . import NAME, figures, tables  # noqa: E402
 from .artifacts import artifact_inventory  # noqa: E402
@@ -237,8 +237,6 @@ def relation_kind_table(ctx: ReportContext) -> Table:
 # --------------------------------------------------------------------------- what changed and why
 
 
-WORLD_NAMES = ("first world", "this run")
-FIRST_WORLD_MISSING = ("No snapshot of the first world at `{path}` (run `python scripts/snapshot_first_world.py`).")
 WORLD_CHANGE_TEXT = (
     "**Why the world changed.** The first world could not test all of ARO's mechanisms: its VG-Relation twin had a "
     "single role-asymmetric relation (*pointing at*), its bases hardly told shapes apart, and the fine-tune was too "
@@ -271,7 +269,7 @@ def _first_world_file(ctx: ReportContext, name: str) -> Path | None:
 
 
 def first_world_missing(ctx: ReportContext) -> str:
-    return FIRST_WORLD_MISSING.format(path=ctx.first_world_dir)
+    return WC.missing_text(ctx.first_world_dir)
 
 
 def settings_sections(params: dict, methods: Methods) -> list[str]:
@@ -284,14 +282,8 @@ def settings_sections(params: dict, methods: Methods) -> list[str]:
 def world_change_settings(ctx: ReportContext) -> Table | None:
     """Every setting of :func:`settings_sections` that differs between the first world's ``params.yaml`` (the
     snapshot's) and this run's."""
-    path = _first_world_file(ctx, "params.yaml")
-    if path is None:
-        return None
-    df = changed_settings(read_params(path), ctx.params, settings_sections(ctx.params, ctx.methods))
-    return Table(df, df.rename(columns={"before": WORLD_NAMES[0], "after": WORLD_NAMES[1]}), legend=(
-        f"Settings, not measurements: no spread. *{WORLD_NAMES[0]}*: `{path}` (the first world's params.yaml); "
-        f"*{WORLD_NAMES[1]}*: this run's params. Empty: the file does not set it (the code's default, which "
-        "reproduces the first world)."))
+    return WC.settings_change(ctx.first_world_dir / "params.yaml", ctx.params,
+                              settings_sections(ctx.params, ctx.methods))
 
 
 def first_world_long(path: str | Path) -> pd.DataFrame:
@@ -319,8 +311,7 @@ def world_change_claims(ctx: ReportContext) -> Table | None:
         e = ledger_table([relation_kind_claim(Evidence(first_world_long(summary_path)), ctx.methods)])
         before = pd.concat([before, e.assign(note=FIRST_WORLD_E_NOTE)], ignore_index=True)
         notes.append(f"Claim (e), {FIRST_WORLD_E_NOTE}: the first world's ledger predates it.")
-    return ledger_change(before, ledger(ctx)[1].data, WORLD_NAMES,
-                         [f"*{WORLD_NAMES[0]}*: `{path}`; *{WORLD_NAMES[1]}*: the claims ledger above.", *notes])
+    return WC.claims_change(path, ledger(ctx)[1].data, before, notes)
 
 
 BASE_ROWS = (

@@ -14,6 +14,7 @@ from ... import tree as TR
 from ...blind import CEILING_INTRO as BLIND_INTRO
 from ...render import Table
 from ...scaffold import NO_VERDICTS_REAL, TOY_ONLY, Covered, Part, Report, Section, rendered_elsewhere
+from ...world_change import world_change_section
 from . import NAME
 from . import real as RP
 from . import toy as T
@@ -41,15 +42,11 @@ SECTIONS = (
             ('VL-CheckList Object / Attribute / Relation and the 21-task zero-shot mean. Toy cells: mean ± spread '
             "over the row's chains with the delta to CLIP of the same chain; paper cells as printed. The CSV "
             'holds one numeric row per model and column (fractions).')),
-    Section("What changed and why: the first world beside this run",
-            (Part("world_change_why", T.world_change_markdown),
-             Part("world_change_settings", T.world_change_settings, title="Settings that differ",
-                  missing=T.first_world_missing),
-             Part("world_change_claims", T.world_change_claims, title="Claims, condition by condition",
-                  missing=T.first_world_missing)),
-            ("The project moved from its first toy world to a second one (`docs/world_v2.md`). The first world's "
-             "outputs are kept in `calibration/first_world/` (`scripts/snapshot_first_world.py`); while this run's "
-             "outputs are still the first world's, both sides show the same world.")),
+    world_change_section(
+        T.world_change_markdown, T.world_change_settings, T.world_change_claims, T.first_world_missing,
+        ("The project moved from its first toy world to a second one (`docs/world_v2.md`). The first world's "
+         "outputs are kept in `calibration/first_world/` (`scripts/snapshot_first_world.py`); while this run's "
+         "outputs are still the first world's, both sides show the same world.")),
     Section("TSVLC-T1b – T1g — the other settings of Table 1", tuple(_t1_section(a) for a in T.SECTION_ARTIFACTS),
             ('A second architecture (ViT-B/16), training from scratch, CyCLIP and LAION, each section under the '
             "toy setting that stands for it. Deltas against the section's first row on the same chain, as the "

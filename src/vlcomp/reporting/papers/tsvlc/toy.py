@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from ....world import Split
+from ... import world_change as WC
 from ...blind import BlindResult, ceiling_long, ceiling_notes, ceiling_wide, read_blind
 from ...collect import (
     LONG_COLUMNS,
@@ -30,7 +31,7 @@ from ...collect import (
     summary,
 )
 from ...items import Bootstrap
-from ...ledger import Claim, Evidence, changed_settings, ledger_change, report_ledger
+from ...ledger import Claim, Evidence, report_ledger
 from ...render import Figure, Table
 from ...tree import BASE_METHOD, PROVENANCE_LEGEND, TOY_PROFILE, read_params
 from . import NAME, claims, examples, figures, tables
@@ -175,8 +176,6 @@ def ledger(ctx: ReportContext) -> tuple[list[Claim], Table]:
 # --------------------------------------------------------------------------- what changed and why
 
 
-WORLD_NAMES = ("first world", "this run")
-FIRST_WORLD_MISSING = "No snapshot of the first world at `{path}` (run `python scripts/snapshot_first_world.py`)."
 WORLD_CHANGE_TEXT = (
     "**Why the world changed.** The project's second toy world (`docs/world_v2.md`) sets each knob from a mechanism "
     "requirement or an external statistic, fixed before any model was scored on it; *Knobs and candidate values* "
@@ -205,30 +204,20 @@ def world_change_markdown(ctx: ReportContext) -> str:
 
 
 def first_world_missing(ctx: ReportContext) -> str:
-    return FIRST_WORLD_MISSING.format(path=ctx.first_world)
+    return WC.missing_text(ctx.first_world)
 
 
 def world_change_settings(ctx: ReportContext) -> Table | None:
     """Every setting of the world, the base recipe, TSVLC's methods and generators and the benchmark twins that
     differs between the first world's ``params.yaml`` (the snapshot's) and this run's."""
-    path = ctx.first_world / "params.yaml"
-    if not path.is_file():
-        return None
     own = [f"methods.{m}" for m in ctx.methods.order if m in (ctx.params.get("methods") or {})]
-    df = changed_settings(read_params(path), ctx.params, ["world", "clip", "pretrain", *own, "mine", "benchmarks"])
-    return Table(df, df.rename(columns={"before": WORLD_NAMES[0], "after": WORLD_NAMES[1]}), legend=(
-        f"Settings, not measurements: no spread. *{WORLD_NAMES[0]}*: `{path}` (the first world's params.yaml); "
-        f"*{WORLD_NAMES[1]}*: this run's params. Empty: the file does not set it (the code's default, which "
-        "reproduces the first world)."))
+    return WC.settings_change(ctx.first_world / "params.yaml", ctx.params,
+                              ["world", "clip", "pretrain", *own, "mine", "benchmarks"])
 
 
 def world_change_claims(ctx: ReportContext) -> Table | None:
     """Every claim and condition of the first world's ledger (``claims_tsvlc.csv``) beside this run's."""
-    path = ctx.first_world / "claims_tsvlc.csv"
-    if not path.is_file():
-        return None
-    return ledger_change(pd.read_csv(path), ledger(ctx)[1].data, WORLD_NAMES,
-                         [f"*{WORLD_NAMES[0]}*: `{path}`; *{WORLD_NAMES[1]}*: the claims ledger above."])
+    return WC.claims_change(ctx.first_world / "claims_tsvlc.csv", ledger(ctx)[1].data)
 
 
 # --------------------------------------------------------------------------- the paper's tables
