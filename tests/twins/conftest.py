@@ -29,9 +29,10 @@ def tiny_world(tmp_path_factory) -> Path:
 @pytest.fixture
 def twin_context(tiny_world, tmp_path):
     """A fresh context over the tiny world, writing under ``tmp_path / "benchmarks"`` (options: defaults)."""
-    wcfg, _, _ = world_configs(load_params(REPO / "params.yaml"))
+    wcfg, ccfg, _ = world_configs(load_params(REPO / "params.yaml"))
 
     def make(options_by_twin=None, seed: int = 0, out: Path | None = None) -> TwinContext:
-        return TwinContext(tiny_world, out or tmp_path / "benchmarks", wcfg, seed, options_by_twin or {})
+        return TwinContext(tiny_world, out or tmp_path / "benchmarks", wcfg, seed, options_by_twin or {},
+                           captions=ccfg)
 
     return make

@@ -25,12 +25,14 @@ from vlcomp.twins.hardpos import (
     NOT_EXPRESSIBLE,
     attribute_items,
     caption_holds,
+    hard_positive_map,
     relation_items,
+    replace_cases,
     swap_positive,
 )
 from vlcomp.twins.images import image_file_name, write_png
 from vlcomp.world import Split, world_configs
-from vlcomp.world.concepts import RELATIONS, SYNONYMS, world_words
+from vlcomp.world.concepts import ALL_RELATIONS, COLOURS, EXTENDED_SYNONYMS, RELATIONS, SIZES, SYNONYMS, world_words
 from vlcomp.world.scene import Obj, Scene, WorldConfig, compute_relations
 
 from .tokenizer import params_tokenizer
@@ -62,6 +64,27 @@ def test_hard_positive_map_is_the_worlds_synonyms_and_converses():
     words = [w for m in HARD_POSITIVE_MAP.values() for pair in m.items() for p in pair for w in p.split()]
     assert set(words) <= vocab
     assert {part for part, _ in NOT_EXPRESSIBLE} >= {"replace_att/colour", "replace_att/state"}
+
+
+def test_extended_map_follows_the_papers_rule_where_the_vocabulary_has_a_synonym():
+    assert hard_positive_map("base") == HARD_POSITIVE_MAP
+    ext = hard_positive_map("extended")
+    assert ext["attributes"] == {"large": "big", "small": "little", "purple": "violet"}
+    assert ext["relation_synonyms"] == {"above": "over", "below": "under", "next to": "beside"}
+    for word, syn in (*ext["attributes"].items(), *ext["relation_synonyms"].items()):
+        assert syn == EXTENDED_SYNONYMS[word][0]  # one fixed replacement: the first listed synonym
+    assert set(ext["attributes"]) <= set(SIZES) | set(COLOURS)  # no object replacement (box, rhombus)
+    # converses only where no synonym exists; each converse pair complete
+    assert set(ext["relations"]) == set(HARD_POSITIVE_MAP["relations"]) - {"above", "below", "next to"}
+    for rel, conv in ext["relations"].items():
+        assert ALL_RELATIONS[rel].converse == conv and ext["relations"][conv] == rel
+    tok = params_tokenizer()
+    for m in ext.values():
+        for pair in m.items():
+            for text in pair:
+                assert tok.UNK not in tok.encode(text), text
+    with pytest.raises(ValueError, match="world.captions.synonyms='weird'"):
+        hard_positive_map("weird")
 
 
 # ------------------------------------------------------------------------------- rules by hand
@@ -115,6 +138,59 @@ def test_caption_holds_by_hand():
     assert not caption_holds(sc, "the red circle and the white star")
 
 
+def test_extended_attribute_items_by_hand():
+    ext = hard_positive_map("extended")
+    big = _obj(0, "circle", "purple", 10, 24, 10, size="large")
+    sc = _scene(big, _obj(1, "square", "green", 38, 24), _obj(2, "star", "red", 24, 8, size="large"))
+    items = attribute_items(sc, ext, np.random.default_rng(0))
+    assert items[:2] == [("large purple circle", "small purple circle", "big purple circle"),
+                         items[1]]
+    c, c_n, c_p = items[1]
+    assert (c, c_p) == ("large purple circle", "large violet circle")  # colour synonym, the size kept
+    neg = c_n.split()[1]
+    assert c_n.split()[::2] == ["large", "circle"] and neg in COLOURS and neg != "purple"
+    assert [it[0] for it in items[2:]] == ["small green square", "large red star"]  # no colour synonym: sizes only
+    # the colour negative is drawn among the colours no object of that size and shape has
+    negs = {attribute_items(sc, ext, np.random.default_rng(k))[1][1].split()[1] for k in range(20)}
+    assert len(negs) > 1 and "purple" not in negs
+    with pytest.raises(ValueError, match="need a random generator"):
+        attribute_items(sc, ext)
+    assert attribute_items(sc) == [it for it in items if it[0].split()[1] != "purple" or it[2].startswith("big")]
+
+
+def test_extended_relation_items_use_the_synonym_in_the_same_word_order():
+    ext = hard_positive_map("extended")
+    sc = _scene(_obj(0, "circle", "red", 24, 8), _obj(1, "square", "blue", 24, 40))  # far apart: above / below
+    got = {relation_items(sc, np.random.default_rng(k), RELATIONS, ext)[0][::2] for k in range(8)}
+    assert got == {("red circle above blue square", "red circle over blue square"),
+                   ("blue square below red circle", "blue square under red circle")}
+    sc = _scene(_obj(0, "circle", "red", 8, 24), _obj(1, "square", "blue", 40, 24))  # left / right: no synonym
+    (item,) = relation_items(sc, np.random.default_rng(0), RELATIONS, ext)
+    assert item[2] in ("blue square to the right of red circle", "red circle to the left of blue square")
+    arrow, star = _obj(0, "arrow", "purple", 10, 24, heading=0.0), _obj(1, "star", "yellow", 24, 24)
+    items = relation_items(_scene(arrow, star), np.random.default_rng(0), RELATIONS, ext)
+    (near,) = [it for it in items if " next to " in it[0]]
+    assert near[2] == near[0].replace(" next to ", " beside ")
+
+
+def test_caption_holds_reads_the_synonyms():
+    sc = _scene(_obj(0, "circle", "purple", 24, 8, 10, size="large"), _obj(1, "square", "blue", 24, 40))
+    assert caption_holds(sc, "big violet circle") and caption_holds(sc, "violet circle over blue square")
+    assert caption_holds(sc, "blue square under violet circle") and caption_holds(sc, "blue square beneath purple circle")
+    assert not caption_holds(sc, "violet circle under blue square") and not caption_holds(sc, "small violet circle")
+
+
+def test_first_world_cases_do_not_depend_on_the_new_arguments(tiny_world):
+    """The base map with or without the explicit arguments: the same cases and the same random stream (the first
+    world's twin was also checked byte-identical against the previous code on a 600-scene first world)."""
+    scenes = Split(tiny_world, "vg_test").scenes()[:60]
+    for part in ("replace_att", "replace_rel"):
+        r1, r2 = np.random.default_rng(3), np.random.default_rng(3)
+        a = replace_cases(scenes, 10_000, part, r1)
+        b = replace_cases(scenes, 10_000, part, r2, RELATIONS, hard_positive_map("base"))
+        assert a == b and r1.random() == r2.random()
+
+
 def test_swap_positive_by_hand():
     assert swap_positive("the crouched cat and the open door") == "the open door and the crouched cat"
     assert swap_positive("the red circle and the blue square") == "the blue square and the red circle"
@@ -128,10 +204,10 @@ def test_swap_positive_by_hand():
 @pytest.fixture(scope="module")
 def built(tiny_world, tmp_path_factory):
     """The twin with default options, built once (module scope: the tests below only read it)."""
-    wcfg, _, _ = world_configs(load_params(REPO / "params.yaml"))
+    wcfg, ccfg, _ = world_configs(load_params(REPO / "params.yaml"))
     out = tmp_path_factory.mktemp("hardpos") / "benchmarks"
-    result = build_twin("hardpos", TwinContext(tiny_world, out, wcfg, 0, {}))
-    return out, result, wcfg
+    result = build_twin("hardpos", TwinContext(tiny_world, out, wcfg, 0, {}, captions=ccfg))
+    return out, result, wcfg, ccfg
 
 
 def _cases(out: Path, result) -> dict[str, list[hp_format.HardPositiveCase]]:
@@ -140,7 +216,7 @@ def _cases(out: Path, result) -> dict[str, list[hp_format.HardPositiveCase]]:
 
 
 def test_counts_and_inputs(built):
-    out, result, _ = built
+    out, result, *_ = built
     assert result.inputs == {"hard_positives_dir": "hardpos"}
     cases = _cases(out, result)
     for part in PARTS:
@@ -149,7 +225,7 @@ def test_counts_and_inputs(built):
 
 
 def test_every_item_is_checked_on_the_scene_graph(built, tiny_world):
-    out, result, _ = built
+    out, result, *_ = built
     scenes = {sc.image_id: sc for sc in Split(tiny_world, "vg_test").scenes()}
     by_file = {image_file_name(i): sc for i, sc in scenes.items()}
     for part, cases in _cases(out, result).items():
@@ -162,24 +238,30 @@ def test_every_item_is_checked_on_the_scene_graph(built, tiny_world):
 
 
 def test_replace_parts_follow_the_rules(built):
-    out, result, _ = built
+    out, result, *_ = built
     cases = _cases(out, result)
-    syn = HARD_POSITIVE_MAP["attributes"]
+    hp_map = hard_positive_map(built[3].synonyms)
+    syn = hp_map["attributes"]
     for case in cases["replace_att"]:
-        size, *rest = case.caption.split()
-        assert case.positive.split() == [syn[size], *rest]
-        assert case.negative.split()[1:] == rest and case.negative.split()[0] in syn and case.negative != case.caption
+        w, p, n = case.caption.split(), case.positive.split(), case.negative.split()
+        changed = [k for k in range(3) if w[k] != p[k]]
+        assert len(changed) == 1 and p[changed[0]] == syn[w[changed[0]]]  # one word, its fixed synonym
+        assert n[2] == w[2] and [n[k] for k in range(2) if k not in changed] == [w[k] for k in range(2) if k not in changed]
+        assert n[changed[0]] != w[changed[0]] and case.negative != case.caption
         assert case.image_path == f"{IMAGE_DIR}/{image_file_name(case.image_id)}"
-    conv = HARD_POSITIVE_MAP["relations"]
+    conv, rel_syn = hp_map["relations"], hp_map.get("relation_synonyms", {})
     for case in cases["replace_rel"]:
         w = case.caption.split()
         rel = " ".join(w[2:-2])
-        assert case.positive == " ".join([*w[-2:], conv[rel], *w[:2]])  # converse, arguments swapped
+        if rel in rel_syn:
+            assert case.positive == " ".join([*w[:2], rel_syn[rel], *w[-2:]])  # synonym, same order
+        else:
+            assert case.positive == " ".join([*w[-2:], conv[rel], *w[:2]])  # converse, arguments swapped
         assert case.negative.split()[:2] == w[:2] and case.negative.split()[-2:] == w[-2:]
 
 
 def test_swap_data_file_is_the_vg_attribution_twin(built, tiny_world):
-    out, result, wcfg = built
+    out, result, wcfg, _ = built
     split = Split(tiny_world, "vg_test")
     expected = build_vg_attribution(split.scenes(), wcfg.image_size, np_rng(0, "benchmarks", "vg_attribution"))
     for rec in expected:
@@ -197,7 +279,7 @@ def test_swap_data_file_equals_the_aro_twins_bytes(built, twin_context, tmp_path
     _load_all()
     if "aro" not in TWINS:
         pytest.skip("the ARO twin is not registered")
-    out, _, _ = built
+    out, *_ = built
     aro = tmp_path / "aro_only"
     result = build_twin("aro", twin_context(out=aro))
     assert ((aro / result.inputs["aro_vg_attribution"]).read_bytes()
@@ -208,7 +290,7 @@ def test_swap_data_file_equals_the_aro_twins_bytes(built, twin_context, tmp_path
 def test_replace_images_are_the_scene_renders(built, tiny_world):
     from PIL import Image
 
-    out, result, _ = built
+    out, result, *_ = built
     split = Split(tiny_world, "vg_test")
     index = {sc.image_id: i for i, sc in enumerate(split.scenes())}
     case = _cases(out, result)["replace_rel"][0]
@@ -217,7 +299,7 @@ def test_replace_images_are_the_scene_renders(built, tiny_world):
 
 
 def test_every_caption_is_in_the_vocabulary(built):
-    out, result, _ = built
+    out, result, *_ = built
     tok = params_tokenizer()
     for part, cases in _cases(out, result).items():
         for case in cases:

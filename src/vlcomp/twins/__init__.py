@@ -43,6 +43,7 @@ import numpy as np
 from ..registry import Registry
 from ..seeding import np_rng
 from ..world import Split
+from ..world.captions import CaptionConfig
 from ..world.concepts import (
     ALL_RELATIONS,
     SHAPES,
@@ -73,6 +74,9 @@ class TwinContext:
     options_by_twin: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     spacy_model: str | None = None
     name: str = ""
+    captions: CaptionConfig = field(default_factory=CaptionConfig)
+    """``world.captions`` of the world the splits were written with (the hard-positive twin reads which synonyms its
+    captions may use); the default is the first world's."""
 
     @property
     def options(self) -> dict[str, Any]:

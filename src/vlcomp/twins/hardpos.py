@@ -35,10 +35,14 @@ around "and" in the other order, each object keeping its attribute (:func:`swap_
 
 AMBIGUOUS choices (the paper or the toy world leaves them open):
 
-- The converse paraphrase stands for the paper's relation synonyms ("behind" -> "to the rear of"): the
-  vocabulary has no relation synonyms, and its converses are exact ("to the left of" <-> "to the right of"
-  with subject and object swapped). For the symmetric "next to" the converse is "next to" with the arguments
-  swapped (the paper maps "next to" -> "near"; the world never states "near", so a model never saw it).
+- The first world's vocabulary has no relation synonyms, so the converse paraphrase stands for the paper's
+  relation synonyms ("behind" -> "to the rear of"): its converses are exact ("to the left of" <-> "to the right
+  of" with subject and object swapped). For the symmetric "next to" the converse is "next to" with the arguments
+  swapped (the paper maps "next to" -> "near"; the world never states "near", so a model never saw it). A world
+  whose captions use the extended synonyms (``world.captions.synonyms: extended``, the second world) gets the
+  paper's rule wherever its vocabulary has a synonym (:func:`hard_positive_map`: the first listed synonym, the
+  same word order: above -> over, below -> under, next to -> beside; purple -> violet beside the sizes) and the
+  converse stand-in only for the relations without one.
 - One negative per true caption (VL-CheckList has one NEG per item; the paper repeats a ``c`` with several
   ``c_n`` only because VL-CheckList does). A relation negative is drawn among the relations that do not hold for
   the pair, of the same group (spatial / verb, as VL-CheckList's spatial and action files) when one exists, else
@@ -66,7 +70,7 @@ import numpy as np
 from ..formats import hardpos as hp_format
 from ..formats.hardpos import HardPositiveCase
 from ..seeding import np_rng
-from ..world.concepts import ALL_RELATIONS, RELATIONS, Relation
+from ..world.concepts import ALL_RELATIONS, COLOURS, EXTENDED_SYNONYMS, RELATIONS, SIZES, Relation
 from ..world.scene import Obj, Scene
 from . import TWINS, TwinContext, TwinResult, check_known, implied_facts, option
 from .aro_vg import build_vg_attribution
@@ -94,6 +98,35 @@ HARD_POSITIVE_MAP: dict[str, dict[str, str]] = {
 }
 
 
+def hard_positive_map(synonyms: str = "base") -> dict[str, dict[str, str]]:
+    """The fixed hard-positive map of a world whose captions draw synonyms from ``world.captions.synonyms``
+    (``base``: :data:`HARD_POSITIVE_MAP`, the first world's, unchanged).
+
+    ``extended`` (the second world, :data:`~vlcomp.world.concepts.EXTENDED_SYNONYMS`) follows the paper's rule as
+    far as the vocabulary allows (§2.2 step 2: one fixed replacement per word, the same word order):
+
+    - ``attributes``: every size and colour word with a synonym -> its **first** listed synonym (large -> big,
+      small -> little, purple -> violet; the paper's white -> ivory, large -> big);
+    - ``relation_synonyms``: every relation with a synonym -> its first listed synonym, subject and object kept
+      (above -> over, below -> under, next to -> beside; the paper's under -> beneath, near -> next to);
+    - ``relations``: the converse stand-in (subject and object swapped) only for the relations with no synonym
+      (left/right, in front of/behind, inside/surrounding, covering/covered by). Shape synonyms (square -> box) are
+      not used: the paper's REPLACE has no object replacements (VL-CheckList's Object part is left out)."""
+    if synonyms == "base":
+        return {k: dict(v) for k, v in HARD_POSITIVE_MAP.items()}
+    if synonyms != "extended":
+        raise ValueError(f"hardpos twin: world.captions.synonyms={synonyms!r}: expected 'base' or 'extended'")
+    attributes = {w: ws[0] for w, ws in EXTENDED_SYNONYMS.items() if w in SIZES or w in COLOURS}
+    rel_syn = {w: ws[0] for w, ws in EXTENDED_SYNONYMS.items() if w in ALL_RELATIONS}
+    converses = {r: c for r, c in HARD_POSITIVE_MAP["relations"].items() if r not in rel_syn}
+    return {"attributes": attributes, "relation_synonyms": rel_syn, "relations": converses}
+
+
+#: Synonym -> the word it stands for, over every synonym table a twin caption may use (checking only: a first-world
+#: caption never contains one of the extended synonyms, so its checks are unchanged).
+_SYNONYM_OF: dict[str, str] = {syn: w for w, ws in EXTENDED_SYNONYMS.items() for syn in ws}
+
+
 
 def negative_relations(relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, ...]:
     """The relations of the world's ``relations`` a REPLACE negative may use: never the symmetric ones (see the
@@ -106,18 +139,22 @@ NEGATIVE_RELATIONS: tuple[str, ...] = negative_relations()
 
 #: Parts of the paper the toy world cannot express (the report lists them).
 NOT_EXPRESSIBLE: tuple[tuple[str, str], ...] = (
-    ("replace_att/colour", "no colour synonym in the closed vocabulary (the paper maps white -> ivory, ...)"),
+    ("replace_att/colour", "first world: no colour synonym; second world: purple -> violet only (the paper maps "
+                           "7 colours, white -> ivory, ..., 81 % of its attribute items)"),
     ("replace_att/material", "no synonym for plain / striped / dotted (the paper dropped material too)"),
     ("replace_att/state", "no synonym for solid / hollow in the closed vocabulary"),
     ("replace_att/action", "the world has no intransitive verbs (standing, walking, ...)"),
     ("replace_rel/pointing at", "no converse or synonym in the vocabulary: discarded, as paper rule 3 does"),
     ("replace_rel/near", "never in a scene graph, so neither checkable nor seen in training captions"),
+    ("replace_rel/synonyms", "first world: no relation synonym, every relation positive is the converse stand-in; "
+                             "second world: above -> over, below -> under, next to -> beside, the rest converses"),
 )
 
 #: Default sizes (``benchmarks.twins.hardpos`` in params.yaml). SWAP has no size: it is the whole VG-A twin.
 DEFAULTS = {"replace_att_items": 500, "replace_rel_items": 800}
 ARTICLES = frozenset({"the", "a", "an"})
-_CANONICAL = {syn: word for word, syn in HARD_POSITIVE_MAP["attributes"].items()}
+_CANONICAL = {syn: word for word, syn in HARD_POSITIVE_MAP["attributes"].items()} | {
+    syn: w for syn, w in _SYNONYM_OF.items() if w in SIZES or w in COLOURS}
 
 
 # --------------------------------------------------------------------------------- checking on the scene graph
@@ -136,12 +173,14 @@ def phrase_holds(scene: Scene, phrase: str) -> bool:
 
 def _split_relation(caption: str, relations: Mapping[str, Relation] = RELATIONS) -> tuple[str, str, str] | None:
     """(subject phrase, relation, object phrase) of a "<np> <relation> <np>" caption, longest relation of the
-    world's ``relations`` first."""
+    world's ``relations`` (or a synonym of one: "over" is "above") first."""
     padded = f" {caption} "
-    for rel in sorted(relations, key=len, reverse=True):
-        if f" {rel} " in padded:
-            subj, obj = padded.split(f" {rel} ", 1)
-            return subj.strip(), rel, obj.strip()
+    phrases = {rel: rel for rel in relations}
+    phrases |= {syn: w for syn, w in _SYNONYM_OF.items() if w in relations and syn not in phrases}
+    for said in sorted(phrases, key=len, reverse=True):
+        if f" {said} " in padded:
+            subj, obj = padded.split(f" {said} ", 1)
+            return subj.strip(), phrases[said], obj.strip()
     return None
 
 
@@ -168,15 +207,31 @@ def _valid(scene: Scene, c: str, c_n: str, c_p: str, relations: Mapping[str, Rel
 # ------------------------------------------------------------------------------------------------- REPLACE
 
 
-def attribute_items(scene: Scene) -> list[tuple[str, str, str]]:
-    """``(c, c_n, c_p)`` per object: its size replaced by the other size (false) and by its synonym (true)."""
-    sizes = HARD_POSITIVE_MAP["attributes"]
+def attribute_items(scene: Scene, hp_map: Mapping[str, Mapping[str, str]] = HARD_POSITIVE_MAP,
+                    rng: np.random.Generator | None = None) -> list[tuple[str, str, str]]:
+    """``(c, c_n, c_p)`` per object: its size replaced by the other size (false) and by its synonym (true); with a
+    map that has colour synonyms (``hard_positive_map("extended")``), also, for an object whose colour has one, its
+    colour replaced by a colour no object of that size and shape has (false, drawn with ``rng``) and by the
+    synonym (true): "large purple circle" / "large green circle" / "large violet circle"."""
+    syn = hp_map["attributes"]
+    sizes = [w for w in syn if w in SIZES]
     out = []
     for o in scene.objects:
         other = next(s for s in sizes if s != o.size)
-        c, c_n, c_p = (f"{w} {o.colour} {o.shape}" for w in (o.size, other, sizes[o.size]))
+        c, c_n, c_p = (f"{w} {o.colour} {o.shape}" for w in (o.size, other, syn[o.size]))
         if _valid(scene, c, c_n, c_p):
             out.append((c, c_n, c_p))
+        if o.colour in syn:
+            if rng is None:
+                raise ValueError("hardpos twin: colour items need a random generator (rng)")
+            false = [k for k in COLOURS if k != o.colour
+                     and not phrase_holds(scene, f"{o.size} {k} {o.shape}")]
+            if not false:
+                continue
+            neg = false[int(rng.integers(len(false)))]
+            c, c_n, c_p = (f"{o.size} {k} {o.shape}" for k in (o.colour, neg, syn[o.colour]))
+            if _valid(scene, c, c_n, c_p):
+                out.append((c, c_n, c_p))
     return out
 
 
@@ -185,18 +240,23 @@ def _np(o: Obj) -> str:
 
 
 def relation_items(scene: Scene, rng: np.random.Generator,
-                   relations: Mapping[str, Relation] = RELATIONS) -> list[tuple[str, str, str]]:
+                   relations: Mapping[str, Relation] = RELATIONS,
+                   hp_map: Mapping[str, Mapping[str, str]] = HARD_POSITIVE_MAP) -> list[tuple[str, str, str]]:
     """``(c, c_n, c_p)`` per related pair and relation axis: the relation, a relation of the world's
-    ``relations`` that does not hold for the pair, and the converse with the arguments swapped."""
-    converses = HARD_POSITIVE_MAP["relations"]
+    ``relations`` that does not hold for the pair, and the hard positive: the relation's synonym with the same
+    subject and object (``hp_map["relation_synonyms"]``, when the map has one) or else the converse with the
+    arguments swapped (``hp_map["relations"]``)."""
+    synonyms = hp_map.get("relation_synonyms", {})
+    converses = hp_map["relations"]
+    axis = {**HARD_POSITIVE_MAP["relations"], **converses}  # a fact and its converse are one relation axis
     negatives = negative_relations(relations)
-    facts = [f for f in scene.relations if f[1] in converses]
+    facts = [f for f in scene.relations if f[1] in converses or f[1] in synonyms]
     holds = implied_facts(scene)
     seen: set[tuple[int, int, str]] = set()
     out = []
     for k in rng.permutation(len(facts)):
         s, rel, o = facts[k]
-        key = (min(s, o), max(s, o), min(rel, converses[rel]))
+        key = (min(s, o), max(s, o), min(rel, axis[rel]))
         if key in seen:
             continue
         seen.add(key)
@@ -207,7 +267,8 @@ def relation_items(scene: Scene, rng: np.random.Generator,
             continue
         neg = pool[rng.integers(len(pool))]
         a, b = _np(scene.obj(s)), _np(scene.obj(o))
-        c, c_n, c_p = f"{a} {rel} {b}", f"{a} {neg} {b}", f"{b} {converses[rel]} {a}"
+        c, c_n = f"{a} {rel} {b}", f"{a} {neg} {b}"
+        c_p = f"{a} {synonyms[rel]} {b}" if rel in synonyms else f"{b} {converses[rel]} {a}"
         if _valid(scene, c, c_n, c_p, relations):
             out.append((c, c_n, c_p))
     return out
@@ -220,12 +281,16 @@ def _sample(items: list, n: int, rng: np.random.Generator) -> list:
 
 
 def replace_cases(scenes: Sequence[Scene], n_items: int, part: str, rng: np.random.Generator,
-                  relations: Mapping[str, Relation] = RELATIONS) -> tuple[list[HardPositiveCase], list[int]]:
+                  relations: Mapping[str, Relation] = RELATIONS,
+                  hp_map: Mapping[str, Mapping[str, str]] = HARD_POSITIVE_MAP,
+                  ) -> tuple[list[HardPositiveCase], list[int]]:
     """The cases of one REPLACE part (``replace_att`` / ``replace_rel``) and the scene index of each, in a world
-    with the relations ``relations`` (default: the first world's)."""
+    with the relations ``relations`` (default: the first world's) and the hard-positive map ``hp_map``
+    (:func:`hard_positive_map`; default the first world's)."""
     pool = []
     for i, sc in enumerate(scenes):
-        items = attribute_items(sc) if part == "replace_att" else relation_items(sc, rng, relations)
+        items = (attribute_items(sc, hp_map, rng) if part == "replace_att"
+                 else relation_items(sc, rng, relations, hp_map))
         pool += [(i, item) for item in items]
     chosen = _sample(pool, n_items, rng)
     cases = [HardPositiveCase(k, f"{IMAGE_DIR}/{image_file_name(scenes[i].image_id)}", c, c_p, c_n,
@@ -285,7 +350,8 @@ def build_hardpos(ctx: TwinContext) -> TwinResult:
     used: set[int] = set()
     counts: dict[str, int] = {}
     for part in REPLACE_PARTS:
-        cases, scene_idx = replace_cases(scenes, opts[f"{part}_items"], part, ctx.rng(part), ctx.wcfg.relations)
+        cases, scene_idx = replace_cases(scenes, opts[f"{part}_items"], part, ctx.rng(part), ctx.wcfg.relations,
+                                         hard_positive_map(ctx.captions.synonyms))
         if not cases:
             raise ValueError(f"hardpos twin: no {part} case in {SPLIT} ({len(scenes)} scenes)")
         hp_format.write_replace(root, part, cases)

@@ -19,9 +19,9 @@ def build_benchmarks(params: Mapping[str, Any], world: str | Path, out: Path,
     """Build the twins into ``out`` (an empty folder) and finish the benchmarks there; returns the manifest. Two
     twins setting the same input key is an error naming both."""
     cfg = build(BenchmarksConfig, section(params, "benchmarks"), "benchmarks")
-    wcfg, _, _ = world_configs(dict(params))
+    wcfg, ccfg, _ = world_configs(dict(params))
     ctx = TwinContext(Path(world), out, wcfg, section(params, "root_seed"), cfg.twins,
-                      section(params, "nlp.spacy_model"))
+                      section(params, "nlp.spacy_model"), captions=ccfg)
     inputs: dict[str, Any] = {}
     counts: dict[str, int] = {}
     for twin in cfg.twins:
