@@ -208,6 +208,23 @@ def test_zeroshot_class_group_accuracy_by_hand(tmp_path):
     assert "zeroshot/t/acc_coco" not in aggregate_suite({"zeroshot_aro": df.drop(columns="class_group")}, "zeroshot_aro")
 
 
+def test_zeroshot_top5_by_hand():
+    """acc5 from the true class's rank (rank <= 5), per task, and the suite mean for ELEVATER / CoN-CLIP."""
+    import pandas as pd
+
+    from vlcomp.benchmarks.zeroshot import aggregate_suite
+
+    df = pd.DataFrame({"task": ["t", "t", "t", "u", "u"], "label": [0, 1, 2, 0, 1],
+                       "pred_standard": [0, 3, 4, 0, 0], "correct_standard": [True, False, False, True, False],
+                       "rank_standard": [1, 5, 6, 1, 2]})
+    out = aggregate_suite({"zeroshot_elevater": df}, "zeroshot_elevater")
+    assert out["zeroshot/elevater/t/acc5"] == pytest.approx(2 / 3) and out["zeroshot/elevater/u/acc5"] == 1.0
+    assert out["zeroshot/elevater/mean_acc5"] == pytest.approx((2 / 3 + 1) / 2)
+    aro = aggregate_suite({"zeroshot_aro": df}, "zeroshot_aro")
+    assert aro["zeroshot/t/acc5"] == pytest.approx(2 / 3) and "zeroshot/mean_acc5" not in aro
+    assert "zeroshot/t/acc5" not in aggregate_suite({"zeroshot_aro": df.drop(columns="rank_standard")}, "zeroshot_aro")
+
+
 def test_class_groups_file_is_checked(tmp_path):
     from vlcomp.formats.imagefolder import read_suite, write_suite
     from vlcomp.formats.records import RecordError

@@ -68,3 +68,31 @@ def test_per_class_accuracy_skips_empty_classes() -> None:
 def test_bad_input_raises(logits: np.ndarray, labels: np.ndarray, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         top1_correct(logits, labels)
+
+
+def test_true_rank_by_hand() -> None:
+    from vlcomp.metrics.classification import true_rank
+
+    logits = np.array([[0.1, 0.9, 0.5, 0.3],
+                       [0.2, 0.2, 0.2, 0.1],   # a three-way tie: index order decides
+                       [0.2, 0.2, 0.2, 0.1],
+                       [0.0, 0.0, 0.0, 0.7]])
+    labels = np.array([2, 0, 2, 1])
+    # row 0: 0.9 > 0.5 -> rank 2; row 1: first of the tie -> 1; row 2: third of the tie -> 3; row 3: 0.7 above,
+    # then the tie 0, 1 -> rank 3
+    assert true_rank(logits, labels).tolist() == [2, 1, 3, 3]
+    assert ((true_rank(logits, labels) == 1) == top1_correct(logits, labels)).all()
+
+
+def test_true_rank_matches_a_naive_stable_sort() -> None:
+    from vlcomp.metrics.classification import true_rank
+
+    rng = np.random.default_rng(0)
+    logits = rng.integers(0, 4, size=(300, 7)).astype(np.float32)  # many ties
+    labels = rng.integers(0, 7, size=300)
+    naive = []
+    for row, y in zip(logits, labels):
+        order = sorted(range(len(row)), key=lambda c: (-row[c], c))
+        naive.append(order.index(y) + 1)
+    assert true_rank(logits, labels).tolist() == naive
+    assert ((true_rank(logits, labels) == 1) == top1_correct(logits, labels)).all()

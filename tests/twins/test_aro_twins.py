@@ -127,3 +127,23 @@ def test_writers_round_trip_and_refuse_bad_records(tmp_path):
     assert load_karpathy(write_karpathy(tmp_path / "k.json", k), clean=False) == k
     with pytest.raises(ValueError, match=r"k2\.json: record 0 \(x\.png\): caption 1 is empty"):
         write_karpathy(tmp_path / "k2.json", [{"image": "x.png", "caption": ["a", " "]}])
+
+
+def test_zeroshot_rank_column_agrees_with_the_prediction(twin_context):
+    """A scored suite: rank 1 exactly where the top-1 prediction is right, ranks within 1..C; acc5 >= acc."""
+    from vlcomp.benchmarks.registry import BENCHMARKS
+    from vlcomp.eval.engine import score_task
+    from vlcomp.models.factory import ModelSpec, create_model
+    from vlcomp.models.scorers import toy_scorer
+
+    ctx = twin_context({"zeroshot_aro": {"images_per_class": 1}})
+    inputs = {k: str(ctx.out / v) for k, v in build_twin("zeroshot_aro", ctx).inputs.items()}
+    bench = BENCHMARKS.get("zeroshot_aro")
+    scorer = toy_scorer("toy", create_model(ModelSpec("toy-vit-p8"), init_seed=0), params_tokenizer())
+    df = score_task(scorer, bench.prepare(inputs))["zeroshot_aro"]
+    assert ((df["rank_standard"] == 1) == df["correct_standard"]).all()
+    n_classes = df.groupby("task")["label"].transform("max") + 1
+    assert (df["rank_standard"] >= 1).all() and (df["rank_standard"] <= n_classes).all()
+    out = bench.aggregate({"zeroshot_aro": df})
+    for t in set(df["task"]):
+        assert out[f"zeroshot/{t}/acc5"] >= out[f"zeroshot/{t}/acc"]

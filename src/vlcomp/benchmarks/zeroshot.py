@@ -4,7 +4,10 @@ CIFAR10/CIFAR100/ImageNet, CoN-CLIP's 8 datasets with standard and negated promp
 Each task is a :class:`~vlcomp.eval.engine.ClassificationTask`: CLIP's zero-shot classifier per prompt set
 (normalised prompt features averaged over the templates and re-normalised), top-1 by ``argmax`` (the first
 maximum wins a tie, :data:`vlcomp.metrics.classification.CLASSIFICATION_TIE_RULE`). Per-item table
-``<benchmark>`` (one row per image: ``task``, ``label``, ``pred_<set>``, ``correct_<set>``) and keys:
+``<benchmark>`` (one row per image: ``task``, ``label``, ``pred_<set>``, ``correct_<set>``, ``rank_<set>``: the
+true class's rank under the same tie rule, :func:`vlcomp.metrics.classification.true_rank`) and keys (every suite
+also has ``<prefix>/<task>/acc5``, top-5 with the standard prompts, 1.0 for a task of at most 5 classes, and the
+CoN-CLIP and ELEVATER suites ``<prefix>/mean_acc5``):
 
 - ``zeroshot_aro``: ``zeroshot/<task>/acc``;
 - ``zeroshot_conclip``: ``zeroshot/conclip/<task>/{acc, negated_acc, delta}`` and ``zeroshot/conclip/mean_{acc,
@@ -33,8 +36,11 @@ from ..eval.common import as_bool, as_text, checked, table
 from ..eval.engine import ClassificationTask
 from ..formats.imagefolder import read_suite, read_templates
 from ..formats.records import open_image
-from ..metrics.classification import predict
+from ..metrics.classification import predict, true_rank
 from .registry import Benchmark, register
+
+#: Top-k of the ``acc5`` keys (the Hard Positives paper's Acc@5, Table 10).
+TOP_K = 5
 
 #: benchmark -> (metric prefix, prompt sets it needs)
 SUITES = {"zeroshot_aro": ("zeroshot", ("standard",)),
@@ -53,6 +59,8 @@ def _task(name: str, split, templates: Mapping[str, list[str]]) -> Classificatio
         for ps, lg in logits.items():
             df[f"pred_{ps}"] = predict(lg)
             df[f"correct_{ps}"] = df[f"pred_{ps}"].to_numpy() == df["label"].to_numpy()
+        for ps, lg in logits.items():
+            df[f"rank_{ps}"] = true_rank(lg, df["label"].to_numpy(dtype=np.int64))
         return {name: df}
 
     return ClassificationTask(name=f"{name}/{split.task}", meta=meta, image_keys=keys, classnames=split.classnames,
@@ -79,6 +87,12 @@ def aggregate_suite(tables: Mapping[str, pd.DataFrame], name: str) -> dict[str, 
     acc = {ps: {t: float(as_bool(df[f"correct_{ps}"])[tasks == t].mean()) for t in dict.fromkeys(tasks.tolist())}
            for ps in sets}
     out = {f"{prefix}/{t}/acc": a for t, a in acc["standard"].items()}
+    if "rank_standard" in df.columns:  # top-5 (standard prompts), from the true class's rank
+        top5 = df["rank_standard"].to_numpy(dtype=np.int64) <= TOP_K
+        acc5 = {t: float(top5[tasks == t].mean()) for t in dict.fromkeys(tasks.tolist())}
+        out |= {f"{prefix}/{t}/acc5": a for t, a in acc5.items()}
+        if name != "zeroshot_aro":
+            out[f"{prefix}/mean_acc5"] = float(np.mean(list(acc5.values())))
     if "class_group" in df.columns:  # accuracy over the images of each class group (standard prompts)
         groups = np.array(as_text(df["class_group"]), dtype=object)
         correct = as_bool(df["correct_standard"])

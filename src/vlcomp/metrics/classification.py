@@ -8,6 +8,11 @@ Definitions:
 - ``top1_accuracy`` = mean over items of ``pred == label`` (micro).
 - ``balanced_accuracy`` = unweighted mean over classes of per-class recall (accuracy among items of that
   class); classes with no item are skipped.
+- ``true_rank[i]`` = the label's position (1 = first) when the classes of row ``i`` are ordered by logit, highest
+  first, ties in index order (the same tie rule: rank 1 is exactly ``pred == label``):
+  ``1 + #{c: logits[i, c] > logits[i, y]} + #{c < y: logits[i, c] == logits[i, y]}``. Top-k accuracy (the
+  Hard Positives paper's Acc@5, CLIP_benchmark's ``topk``) is the mean of ``true_rank <= k``; with fewer than k
+  classes every item counts as correct.
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ def top1_correct(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
     logits = _check_logits(logits)
     labels = _check_labels(labels, logits.shape[0], n_classes=logits.shape[1])
     return predict(logits) == labels
+
+
+def true_rank(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The label's rank ``[N]`` (int64, 1 = first) among the classes of each row, highest logit first, ties in
+    index order (:data:`CLASSIFICATION_TIE_RULE`)."""
+    logits = _check_logits(logits)
+    labels = _check_labels(labels, logits.shape[0], n_classes=logits.shape[1])
+    own = np.take_along_axis(logits, labels[:, None], axis=1)  # [N, 1]
+    earlier = np.arange(logits.shape[1])[None, :] < labels[:, None]  # [N, C]
+    return 1 + (logits > own).sum(axis=1) + ((logits == own) & earlier).sum(axis=1)
 
 
 def top1_accuracy(logits: np.ndarray, labels: np.ndarray) -> float:
