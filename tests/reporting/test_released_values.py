@@ -174,7 +174,8 @@ def test_bad_csv_raises_naming_file_and_line(tmp_path, lines, line, message):
 
 def test_delta_keys_may_be_negative_and_a_file_replaces_the_packaged_one(tmp_path):
     path = tmp_path / "ok.csv"
-    path.write_text(f"{HEADER}\nhardpos,HP-T1,Table 1,clip,replace,,hardpos/replace/delta,-14.9,-0.149,,a | b\n")
+    path.write_text(f"{HEADER}\nhardpos,HP-T1,Table 1,clip,replace,row=CLIP ViT-B/32; section=a,hardpos/replace/delta,"
+                    "-14.9,-0.149,,a | b\n")
     df = R.load_released_paper_values({"hardpos": path})
     hardpos = df[df["paper"] == "hardpos"]
     assert len(hardpos) == 1 and hardpos["value"].iloc[0] == pytest.approx(-0.149)

@@ -10,9 +10,10 @@
   (``Table 2``, ``Table 1(a)``, ``text, E2 (Sec. 5)``);
 - ``model``: whose number it is, named as the code comparing it names models: ARO's models (``clip``,
   ``negclip``, ..., ``chance``; empty for Table 2's sample counts), the real profile's ``released_models`` keys for
-  CE-CLIP, CoN-CLIP and Hard Positives, and for TSVLC the toy method the printed row stands for (a ``methods`` key
-  of params; ``clip`` for the un-fine-tuned default base, ``clip_vit`` / ``clip_cyclip`` for the other base models;
-  empty where the toy has no counterpart);
+  CE-CLIP and CoN-CLIP, and for TSVLC and Hard Positives the toy method the printed row stands for (a ``methods``
+  key of params, or one to come; ``clip`` for the un-fine-tuned default base, ``clip_vit`` / ``clip_cyclip`` for
+  the other base models; Hard Positives' reference rows ``chance`` and ``human``, as ARO's ``chance``; empty where
+  the toy has no counterpart);
 - ``dataset``: the benchmark the number is on (ARO's dataset names; a
   :data:`vlcomp.benchmarks.registry.BENCHMARKS` name for the other papers);
 - ``metric``: ARO keeps its (``dataset``, ``metric``) pairs (``vg_relation`` + ``macro_acc``); the other papers
@@ -22,14 +23,23 @@
 - ``group``: what else tells the printed cell apart: ARO's Table 2 relation or section (``overall``, ``spatial``,
   ``verbs``), Tables 3-4's shuffling strategy, ARO-X2's section; for TSVLC the printed row and its setting,
   encoded as ``row=<the paper's row name>; train=<training data>; init=<pretrained|scratch>; arch=<architecture>``
-  (:func:`tsvlc_row` reads it); empty otherwise;
+  (:func:`tsvlc_row` reads it); for Hard Positives the printed row (many have no toy model, so the row, not the
+  ``model``, tells them apart), encoded as ``row=<the paper's row name>`` followed by, in this order and only where
+  printed, ``; section=<a-f>`` (the table's row-group letter (a)-(f); none for the Random Chance and Human Estimate
+  rows, nor in Tables 2 and 9) and ``; replacement=<the hand-written synonym>`` (Tables 4-6, whose ``row`` is the
+  replaced word); in Figures 1 and 3 ``row`` is the score column (``CLIP``, ``DAC-LLM``, ``Ours``)
+  (:func:`hardpos_row` reads it); empty otherwise;
 - ``text``: the number exactly as printed (``0.8`` and ``0.80`` kept apart; ``80.93%``, ``+6.6%``, ``+11.05``:
   TSVLC's Table 1d prints three deltas without ``%``), minus signs written ``-``;
 - ``value``: ``text`` in the unit of the toy metrics, a plain decimal: ARO prints fractions, so ``value`` is
   ``text`` (and Table 2's sample counts are counts); the other papers print percentages, so ``value`` is ``text``
   / 100 (``80.93%`` -> ``0.8093``, ``+11.05`` -> ``0.1105``; in [0, 1], or [-1, 1] for a ``/delta`` key)
-  (:data:`UNITS`). Checked against ``text`` in decimal arithmetic, exactly: the column is there to be read, never
-  to disagree;
+  (:data:`UNITS`). Two kinds of numbers keep their own unit whatever the paper's, told by the metric key's last
+  component (:data:`METRIC_UNITS`, :func:`unit_of`): raw image-text scores (``s_c``, ``s_n``, ``s_p``,
+  ``mean_s_c``, ``mean_s_n``, ``mean_s_p``: Hard Positives' cosines, ``0.234`` -> ``0.234``, in [-1, 1]; unit
+  ``score``) and counts (``n``: Hard Positives' Tables 4-6 frequencies, ``6173`` -> ``6173``, a whole number >= 0;
+  unit ``count``; ``hardpos/<part>/n`` is a count in the benchmark's keys too). Checked against ``text`` in
+  decimal arithmetic, exactly: the column is there to be read, never to disagree;
 - ``std``: the printed ± in the unit of ``value``, empty where the paper prints none;
 - ``note``: the transcription's caveats (an AMBIGUOUS catalog note, a model or metric mapping that is not
   certain), separated by ``" | "`` (:data:`NOTE_SEPARATOR`), or empty.
@@ -39,11 +49,12 @@ paper prints once is one row; one it prints twice (TSVLC's Table 2 repeating row
 artifact.
 
 :func:`load_printed` reads one paper's file and checks every row (the header, the field count, the paper and its
-artifact prefix, a non-empty source, ``text`` parsing, ``value`` matching ``text``, ``std``, the note's parts,
-TSVLC's ``group`` encoding, uniqueness, and the caller's own ``check_row``): the first bad row raises a ValueError
-naming the file and the line. The per-paper modules are views over it: :mod:`.paper_values` (ARO's printed
-values), :mod:`.released_values` (the released checkpoints next to the CE-CLIP, CoN-CLIP, TSVLC and
-Hard-Positives numbers) and :mod:`.papers.tsvlc.printed` (TSVLC's tables as printed).
+artifact prefix, a non-empty source, ``text`` parsing in the row's unit, ``value`` matching ``text``, ``std``,
+the note's parts, TSVLC's and Hard Positives' ``group`` encodings, uniqueness, and the caller's own
+``check_row``): the first bad row raises a ValueError naming the file and the line. The per-paper modules are views
+over it: :mod:`.paper_values` (ARO's printed values), :mod:`.released_values` (the released checkpoints next to the
+CE-CLIP, CoN-CLIP, TSVLC and Hard-Positives numbers), :mod:`.papers.tsvlc.printed` (TSVLC's tables as printed) and
+:mod:`.papers.hard_positives.printed` (Hard Positives' tables and figure score tables as printed).
 """
 
 from __future__ import annotations
@@ -61,6 +72,7 @@ COLUMNS: tuple[str, ...] = ("paper", "artifact", "source", "model", "dataset", "
                             "std", "note")
 KEY_COLUMNS: tuple[str, ...] = ("paper", "artifact", "model", "dataset", "group", "metric")
 FRACTION, PERCENT = "fraction", "percentage"
+SCORE, COUNT = "score", "count"  # raw image-text scores and counts: the units of some keys whatever the paper's
 #: Paper key -> the artifact id prefix of its catalog and the unit its tables print numbers in.
 PAPERS: dict[str, tuple[str, str]] = {
     "aro": ("ARO-", FRACTION),
@@ -69,17 +81,29 @@ PAPERS: dict[str, tuple[str, str]] = {
     "conclip": ("CONCLIP-", PERCENT),
     "hardpos": ("HP-", PERCENT),
 }
-#: Printed unit -> what a printed number is divided by to be in the toy metrics' unit (fractions).
-UNITS: dict[str, int] = {FRACTION: 1, PERCENT: 100}
+#: Printed unit -> what a printed number is divided by to be in the toy metrics' unit (fractions; raw scores and
+#: counts as they are).
+UNITS: dict[str, int] = {FRACTION: 1, PERCENT: 100, SCORE: 1, COUNT: 1}
+#: A metric key's last ``/`` component -> the unit its numbers are printed in whatever the paper's unit
+#: (:func:`unit_of`): raw image-text scores (Hard Positives' mean cosines, Tables 2 and 9, and the per-caption
+#: scores of Figures 1 and 3) and counts (its Tables 4-6's frequencies).
+METRIC_UNITS: dict[str, str] = {**{name: SCORE for name in ("s_c", "s_n", "s_p", "mean_s_c", "mean_s_n", "mean_s_p")},
+                                "n": COUNT}
 DATA_DIR = "printed"  # under the package's ``data``
 DELTA_SUFFIX = "/delta"
 NOTE_SEPARATOR = " | "
 #: The fields of TSVLC's ``group`` encoding, in order (:func:`tsvlc_row`).
 TSVLC_ROW_FIELDS: tuple[str, ...] = ("row", "train", "init", "arch")
 TSVLC_INITS: tuple[str, ...] = ("pretrained", "scratch")
+#: The fields of Hard Positives' ``group`` encoding (:func:`hardpos_row`): ``row`` first and always, then the others
+#: in this order where printed.
+HARDPOS_ROW_FIELDS: tuple[str, ...] = ("row", "section", "replacement")
+#: Hard Positives' row-group letters ((a)-(f): Table 8 has six groups).
+HARDPOS_SECTIONS: tuple[str, ...] = tuple("abcdef")
 
 _TEXT = re.compile(r"(?P<number>[+-]?\d+(?:\.\d+)?)(?P<percent>%?)")
 _DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+_COUNT = re.compile(r"\d+")
 
 RowCheck = Callable[[dict[str, str]], str | None]  # a view's own row check: a problem description or None
 
@@ -89,6 +113,14 @@ def data_file(paper: str) -> str:
     if paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
     return f"{DATA_DIR}/{paper}.csv"
+
+
+def unit_of(paper: str, metric: str) -> str:
+    """The unit ``paper`` prints the numbers of ``metric`` in: :data:`METRIC_UNITS` by the key's last component
+    (``hardpos/replace/mean_s_c`` -> ``score``, ``hardpos/replace_rel/n`` -> ``count``), else the paper's."""
+    if paper not in PAPERS:
+        raise ValueError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
+    return METRIC_UNITS.get(metric.rsplit("/", 1)[-1], PAPERS[paper][1])
 
 
 def _number(text: str, unit: str) -> str:
@@ -125,6 +157,27 @@ def tsvlc_row(group: str) -> dict[str, str]:
     return fields
 
 
+def hardpos_row(group: str) -> dict[str, str]:
+    """Hard Positives' ``group`` encoding read back: ``{"row": ...}`` plus ``"section"`` / ``"replacement"`` where
+    printed; ValueError when ``group`` is not ``row=<name>[; section=<a-f>][; replacement=<word>]`` (each field
+    once, non-empty, in :data:`HARDPOS_ROW_FIELDS`' order)."""
+    parts = [p.partition("=") for p in group.split("; ")]
+    names = [k for k, _, _ in parts]
+    if (names[0] != "row" or len(set(names)) != len(names) or any(k not in HARDPOS_ROW_FIELDS for k in names)
+            or names != sorted(names, key=HARDPOS_ROW_FIELDS.index)
+            or any(not sep or not v.strip() for _, sep, v in parts)):
+        raise ValueError(f"group {group!r} is not 'row=...[; section=<{'|'.join(HARDPOS_SECTIONS)}>]"
+                         "[; replacement=...]'")
+    fields = {k: v for k, _, v in parts}
+    if "section" in fields and fields["section"] not in HARDPOS_SECTIONS:
+        raise ValueError(f"group {group!r}: section must be one of {', '.join(HARDPOS_SECTIONS)}")
+    return fields
+
+
+#: The papers whose ``group`` has an encoding, and the function reading it back (checked on every row).
+GROUP_ENCODINGS: dict[str, Callable[[str], dict[str, str]]] = {"tsvlc": tsvlc_row, "hardpos": hardpos_row}
+
+
 def checked_rows(lines: Iterable[str], source_name: str, columns: tuple[str, ...], key_columns: Iterable[str],
                  check_row: RowCheck) -> Iterator[dict[str, str]]:
     """The rows of a transcribed-values CSV, each checked by ``check_row`` (a problem description or None) and
@@ -154,7 +207,7 @@ def checked_rows(lines: Iterable[str], source_name: str, columns: tuple[str, ...
 
 def _problem(row: dict[str, str], paper: str) -> str | None:
     """What is wrong with one row of ``paper``'s file by the schema (not by a view's vocabulary), or None."""
-    prefix, unit = PAPERS[paper]
+    prefix, unit = PAPERS[paper][0], unit_of(paper, row["metric"])
     if row["paper"] != paper:
         return f"paper {row['paper']!r} in the file of {paper!r}"
     if not row["artifact"].startswith(prefix) or row["artifact"] == prefix:
@@ -173,13 +226,17 @@ def _problem(row: dict[str, str], paper: str) -> str | None:
         low = -1 if row["metric"].endswith(DELTA_SUFFIX) else 0
         if not low <= expected <= 1:
             return f"value {row['value']} outside [{low}, 1] (a percentage as a fraction)"
+    elif unit == SCORE and not -1 <= expected <= 1:
+        return f"value {row['value']} outside [-1, 1] (a raw cosine score)"
+    elif unit == COUNT and not _COUNT.fullmatch(row["text"]):
+        return f"text {row['text']!r} is not a count (a whole number >= 0)"
     if row["std"] and (not _DECIMAL.fullmatch(row["std"]) or Decimal(row["std"]) < 0):
         return f"std {row['std']!r} is not a non-negative decimal"
     if row["note"] and any(not part.strip() for part in row["note"].split(NOTE_SEPARATOR)):
         return f"note {row['note']!r} has an empty part between {NOTE_SEPARATOR!r} separators"
-    if paper == "tsvlc":
+    if paper in GROUP_ENCODINGS:
         try:
-            tsvlc_row(row["group"])
+            GROUP_ENCODINGS[paper](row["group"])
         except ValueError as err:
             return str(err)
     return None

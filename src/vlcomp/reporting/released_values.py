@@ -19,11 +19,14 @@ hard_positives}.md``) into the packaged ``vlcomp/data/printed/<paper>.csv`` (the
   the TSVLC variant, a metric mapping that is not certain), separated by ``" | "`` (:data:`NOTE_SEPARATOR`), or
   empty.
 
-CE-CLIP's, CoN-CLIP's and Hard Positives' files hold only such numbers, named by ``released_models`` keys (checked
-here: models, benchmarks, metric keys). TSVLC's file holds every printed cell of its Tables 1-3, named by the toy
-methods the printed rows stand for; this view takes the VL-CheckList values (no deltas) of the rows a released
-checkpoint stands for (:data:`TSVLC_RELEASED`, :data:`TSVLC_BENCHMARK`) and reads Table 3's attribute columns as
-the released checkpoint's categories (:data:`TSVLC_T3_KEYS`).
+CE-CLIP's and CoN-CLIP's files hold only such numbers, named by ``released_models`` keys (checked here: models,
+benchmarks, metric keys). TSVLC's file holds every printed cell of its Tables 1-3, named by the toy methods the
+printed rows stand for; this view takes the VL-CheckList values (no deltas) of the rows a released checkpoint stands
+for (:data:`TSVLC_RELEASED`, :data:`TSVLC_BENCHMARK`) and reads Table 3's attribute columns as the released
+checkpoint's categories (:data:`TSVLC_T3_KEYS`). Hard Positives' file also holds every printed number (Tables 1-10,
+Figures 1 and 3), named by the toy methods; this view takes the REPLACE / SWAP and retrieval cells (deltas
+included) of Tables 1, 3, 8, 7 and 10 in the rows a released checkpoint stands for (:data:`HARDPOS_RELEASED`,
+:data:`HARDPOS_ARTIFACTS`, :data:`HARDPOS_BENCHMARKS`): the numbers, keys and notes this view has always shown.
 
 :func:`released_comparison` puts every transcribed row next to the matching models of a
 :class:`~vlcomp.reporting.tree.MetricsTree`, mapped as :mod:`~vlcomp.reporting.tree` maps them to a paper's
@@ -96,6 +99,17 @@ TSVLC_T3_KEYS: dict[str, str] = {
     "vlchecklist/attribute/state": "vlchecklist/attribute/size",
     "vlchecklist/attribute/action": "vlchecklist/attribute/state",
 }
+#: Hard Positives' printed rows a released checkpoint is compared with, by the toy method the row stands for (the
+#: ``model`` of ``hardpos.csv``) -> the checkpoint: CLIP ViT-B/32, NegCLIP, and SVLC (TSVLC's released RB+LLM-
+#: negatives adapter, what ``tsvlc`` loads).
+HARDPOS_RELEASED: dict[str, str] = {"clip": "clip", "negclip": "negclip", "tsvlc_rbllm": "tsvlc"}
+#: The artifacts of Hard Positives' numbers the released checkpoints are compared with, in the order shown (Table 1
+#: and the tables repeating CLIP's row, then the REPLACE split and the retrieval of Table 10). Tables 2 and 9 and
+#: the figures are raw scores, Tables 4-6 counts: no released-checkpoint comparison.
+HARDPOS_ARTIFACTS: tuple[str, ...] = ("HP-T1", "HP-T3", "HP-T8", "HP-T7", "HP-T10")
+#: Their benchmarks: the real profile evaluates no zero-shot classification (``profiles/real.yaml``), so Table
+#: 10's ImageNet and VTAB columns are left out.
+HARDPOS_BENCHMARKS: tuple[str, ...] = ("replace", "swap", "coco_retrieval", "flickr_retrieval")
 #: Shown under the released checkpoints' table of reproduced values (:func:`vlcomp.reporting.tree.released_wide`).
 OTHER_PAPERS_NOTE = ("This table lists reproduced values only. The printed numbers of the CE-CLIP, CoN-CLIP, TSVLC "
                      "and Hard-Positives papers for these checkpoints (and for the pipeline's `clip` and `negclip` "
@@ -116,8 +130,8 @@ TABLE_COLUMNS: tuple[str, ...] = (
 
 
 def _check_row(row: dict[str, str]) -> str | None:
-    """What is wrong with one row of the CE-CLIP, CoN-CLIP or Hard-Positives file by this view's vocabulary, or
-    None (the schema is :mod:`.printed_values`'s to check)."""
+    """What is wrong with one row of the CE-CLIP or CoN-CLIP file by this view's vocabulary, or None (the schema is
+    :mod:`.printed_values`'s to check)."""
     model, bench, key = row["model"], row["dataset"], row["metric"]
     if model not in MODELS:
         return f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}"
@@ -140,6 +154,15 @@ def _tsvlc_released(printed: pd.DataFrame) -> pd.DataFrame:
                      metric=df["metric"].where(~t3, df["metric"].replace(TSVLC_T3_KEYS)))
 
 
+def _hardpos_released(printed: pd.DataFrame) -> pd.DataFrame:
+    """Hard Positives' printed numbers a released checkpoint is compared with, named as the checkpoint, in
+    :data:`HARDPOS_ARTIFACTS`' order (the file's order within an artifact)."""
+    keep = (printed["model"].isin(list(HARDPOS_RELEASED)) & printed["artifact"].isin(HARDPOS_ARTIFACTS)
+            & printed["dataset"].isin(HARDPOS_BENCHMARKS))
+    df = printed[keep].assign(model=lambda d: d["model"].map(HARDPOS_RELEASED))
+    return df.sort_values("artifact", key=lambda a: a.map(HARDPOS_ARTIFACTS.index), kind="stable")
+
+
 def load_released_paper_values(paths: Mapping[str, str | Path] | None = None) -> pd.DataFrame:
     """The printed numbers of :data:`PAPERS` the released checkpoints are compared with (:data:`COLUMNS`), from
     each paper's packaged ``vlcomp/data/printed/<paper>.csv``, or from ``paths[paper]`` (same schema) instead."""
@@ -148,6 +171,8 @@ def load_released_paper_values(paths: Mapping[str, str | Path] | None = None) ->
         path = (paths or {}).get(paper)
         if paper == "tsvlc":
             frames.append(_tsvlc_released(load_printed(paper, path)))
+        elif paper == "hardpos":
+            frames.append(_hardpos_released(load_printed(paper, path)))
         else:
             frames.append(load_printed(paper, path, _check_row))
     df = pd.concat(frames, ignore_index=True).rename(columns={"dataset": "benchmark", "metric": "metric_key"})
