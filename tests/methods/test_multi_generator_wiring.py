@@ -111,12 +111,14 @@ def test_headline_rows_score_every_benchmark_on_the_first_chain_and_their_papers
 
     own = ["vlchecklist", "zeroshot_elevater"]
     every = toy["evaluate"]["benchmarks"]
-    for m in ("tsvlc_lora", "tsvlc_rbllm", "tsvlc_combined"):
+    # RB+LLM and Combined also stand for Hard Positives' SVLC rows: REPLACE and SWAP on every chain
+    for m, others in (("tsvlc_lora", own), ("tsvlc_rbllm", [*own, "replace", "swap"]),
+                      ("tsvlc_combined", [*own, "replace", "swap"])):
         assert toy["variants"][f"{m}-b0s0"]["benchmarks"] is None
         assert evaluation_benchmarks(toy, variant=f"{m}-b0s0") == every
         for chain in ("b1", "b2"):
-            assert toy["variants"][f"{m}-{chain}s0"]["benchmarks"] == own
-            assert evaluation_benchmarks(toy, variant=f"{m}-{chain}s0") == own
+            assert toy["variants"][f"{m}-{chain}s0"]["benchmarks"] == others
+            assert evaluation_benchmarks(toy, variant=f"{m}-{chain}s0") == [b for b in every if b in others]
     for k in ("negclip-b1s0", "clip_ft-b2s0"):  # ARO's rows: every benchmark on every chain, as before
         assert evaluation_benchmarks(toy, variant=k) == every
     assert evaluation_benchmarks(toy, variant="tsvlc_rb-b0s0") == own  # a plain list: every chain
@@ -139,7 +141,7 @@ def test_headline_rows_score_every_benchmark_on_the_first_chain_and_their_papers
 
 def test_generator_reads_is_validated():
     assert {n: GENERATORS.get(n).reads for n in GENERATORS.names()} == {
-        "negclip": "base", "tsvlc_analogy": "none", "tsvlc_mix": "mlm", "tsvlc_rb": "none", "tsvlc_unmask": "mlm"}
+        "hardpos": "none", "negclip": "base", "tsvlc_analogy": "none", "tsvlc_mix": "mlm", "tsvlc_rb": "none", "tsvlc_unmask": "mlm"}
     with pytest.raises(ValueError, match="reads='clip'"):
         Generator(dict, lambda *a, **k: {}, writes=("negatives",), reads="clip")
 
