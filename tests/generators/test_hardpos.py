@@ -1,7 +1,9 @@
 """Hard Positives' training-data generator (vlcomp.generators.hardpos, vlcomp.text.hard_positives): every toy rule by
 hand on hand-built captions and scenes, every positive true and every negative false on a tiny generated second
-world, batch parity, determinism, the type restriction, config errors, the released files, the LLM source on a tiny
-random causal LM (offline) and the NegCLIP-collision diagnostic by hand."""
+world, batch parity, determinism, the type restriction, config errors, the released files (in the toy split's
+caption order, and aligned through the annotation order of a real-profile COCO 2017 split indexed from a
+hand-written captions file), the LLM source on a tiny random causal LM (offline) and the NegCLIP-collision
+diagnostic by hand."""
 
 from __future__ import annotations
 
@@ -14,14 +16,17 @@ import pytest
 import torch
 
 from vlcomp.config import build, generator_config, load_params, registered_generator
+from vlcomp.formats.coco_captions import ORDER_FILE, read_annotation_order
 from vlcomp.generators import GENERATORS, MINED, check_written, read_mined
 from vlcomp.generators.hardpos import (
     CREPE_CATEGORIES,
     POSITIVE_TYPES_FILE,
     HardPosConfig,
+    caption_words_kept,
     crepe_negative,
     decode_released_line,
     read_released,
+    released_lines,
     rule_negative,
 )
 from vlcomp.generators.tsvlc import relations_of_scenes, word_lists
@@ -411,6 +416,136 @@ def test_released_source(world, tmp_path, monkeypatch) -> None:
         read_released(tmp_path / "short.jsonl", len(flat), param="replace_file", split="tiny")
     with pytest.raises(FileNotFoundError, match="missing.jsonl"):
         read_released(tmp_path / "missing.jsonl", 1, param="swap_file", split="tiny")
+    # the toy path: no annotation-order sidecar, lines in the split's flat caption order (as before)
+    assert read_annotation_order(Split(world, "tiny").dir, Split(world, "tiny").captions()) is None
+    assert summary["mine/hardpos/released/by_annotation_order"] == 0.0
+    assert summary["mine/hardpos/released/swap_lines"] == sum(has_and(c) for c in flat)
+    assert summary["mine/hardpos/released/swap_lines_without_and"] == 0.0
+    assert summary["mine/hardpos/released/replace_lines"] == len(flat)
+    assert summary["mine/hardpos/released/replace_lines_unrelated"] == 0.0
+
+
+def test_released_lines_end_at_line_feeds_only(tmp_path) -> None:
+    path = tmp_path / "r.jsonl"
+    for body, want in [("a\nb\n", ["a", "b"]), ("a\nb", ["a", "b"]), ("a\r\nb\r\n", ["a", "b"]),
+                       ("a\n\n", ["a", ""]), ("", []), ("\n", [""]),
+                       ("x\u2028y\x0cz\x85w\nq\n", ["x\u2028y\x0cz\x85w", "q"])]:
+        path.write_bytes(body.encode("utf-8"))
+        assert released_lines(path) == want, body
+        if "\u2028" not in body:  # where str.splitlines agrees, the lines are the same as before
+            assert released_lines(path) == body.splitlines()
+
+
+def test_scene_source_summary_has_no_released_keys(mined) -> None:
+    _, summary = mined
+    assert not any(k.startswith("mine/hardpos/released/") for k in summary)
+
+
+def test_caption_words_kept() -> None:
+    assert caption_words_kept("A giraffe eating foliage from a tall tree.", "A giraffe eating leaves from a tall tree.") == 6 / 7
+    assert caption_words_kept("A giraffe eating foliage from a tall tree.", "A meal served in bright plastic boxes.") == 1 / 7
+    assert caption_words_kept("anything", "") == 0.0
+
+
+# ----------------------------------------------------------------- released files on a COCO 2017 (real) split
+
+COCO_FIXTURES = REPO / "tests" / "fixtures" / "coco_captions"
+
+
+@pytest.fixture(scope="module")
+def coco_world(tmp_path_factory) -> Path:
+    """A real-profile world indexed from the hand-written 3-image, 7-caption ``captions_train2017``-style file
+    (``format: coco_captions``): split ``coco2017_train`` with its ``annotation_order.json``."""
+    from PIL import Image
+
+    from vlcomp.profiles.real.world import index_world
+
+    root = tmp_path_factory.mktemp("coco2017")
+    data = json.loads((COCO_FIXTURES / "captions_train2017_mini.json").read_text())
+    for im in data["images"]:
+        (root / "train2017").mkdir(exist_ok=True)
+        Image.new("RGB", (4, 4)).save(root / "train2017" / im["file_name"], format="PNG")
+    index_world({"image_size": 4, "splits": {"coco2017_train": {
+        "annotations": str(COCO_FIXTURES / "captions_train2017_mini.json"), "images": str(root / "train2017"),
+        "format": "coco_captions"}}}, root / "world")
+    return root / "world"
+
+
+def _released_cfg(types=("swap", "replace"), **files) -> HardPosConfig:
+    files = {"replace_file": str(COCO_FIXTURES / "replace_hp_mini.jsonl"),
+             "swap_file": str(COCO_FIXTURES / "swap_hp_mini.jsonl"), **files}
+    return HardPosConfig(split="coco2017_train", source="released", types=types, negatives_source="rules",
+                         word_lists="paper", **files)
+
+
+def test_released_lines_align_through_the_annotation_order(coco_world, nlp, tmp_path) -> None:
+    gen = GENERATORS.get("hardpos")
+    split = Split(coco_world, "coco2017_train")
+    captions = split.captions()
+    assert (split.dir / ORDER_FILE).exists()
+    data = json.loads((COCO_FIXTURES / "captions_train2017_mini.json").read_text())
+    image_ids = {im["file_name"]: im["id"] for im in data["images"]}
+    ann_of = {(a["image_id"], a["caption"].strip()): i for i, a in enumerate(data["annotations"])}
+    for kind in ("replace", "swap"):
+        lines = [decode_released_line(x, "f") for x in (COCO_FIXTURES / f"{kind}_hp_mini.jsonl").read_text().splitlines()]
+        out = tmp_path / kind
+        s = gen.run(_released_cfg(types=(kind,)), world=coco_world, model=None, nlp=nlp, seed=0, out_dir=out)
+        got = read_json(out / "positives.json")
+        for rec, caps, ps in zip(split.annotations(), captions, got, strict=True):
+            for c, p in zip(caps, ps, strict=True):
+                own = lines[ann_of[(image_ids[rec["image"]], c)]]  # the line of this caption's own annotation
+                assert p == ([] if own is None else [own]), (kind, c, p)
+        assert s["mine/hardpos/released/by_annotation_order"] == 1.0
+        assert s[f"mine/hardpos/chosen/{kind}"] == sum(x is not None for x in lines)
+    assert got == [[["A lunch tray holds bread and broccoli."], [], []], [[], []],
+                   [["A white vase with red and pink flowers."], []]]  # swap: image 9's and image 30's "and" captions
+    assert s["mine/hardpos/released/swap_lines"] == 2 and s["mine/hardpos/released/swap_lines_without_and"] == 0
+    both = gen.run(_released_cfg(), world=coco_world, model=None, nlp=nlp, seed=0, out_dir=tmp_path / "both")
+    rep, swp = read_json(tmp_path / "replace" / "positives.json"), read_json(tmp_path / "swap" / "positives.json")
+    for ps, rs, ss in zip(read_json(tmp_path / "both" / "positives.json"), rep, swp, strict=True):
+        for p, r, w in zip(ps, rs, ss, strict=True):
+            assert len(p) == 1 and p[0] in r + w  # one positive, its own replace or swap line
+    assert both["mine/hardpos/captions_with_positive"] == 7 and both["mine/hardpos/candidates/both"] == 2
+    assert both["mine/hardpos/released/replace_lines"] == 7 and both["mine/hardpos/released/replace_lines_unrelated"] == 0
+    assert both["mine/hardpos/released/swap_lines"] == 2 and both["mine/hardpos/released/swap_lines_without_and"] == 0
+    negs = read_json(tmp_path / "both" / "negatives.json")
+    assert sum(len(n) for img in negs for n in img) == both["mine/hardpos/captions_with_negative"] > 0
+
+
+def test_without_the_sidecar_the_lines_would_misalign(coco_world, nlp, tmp_path) -> None:
+    import shutil
+
+    world = tmp_path / "world"
+    shutil.copytree(coco_world, world)
+    (world / "coco2017_train" / ORDER_FILE).unlink()  # flat caption order: line c -> caption c
+    s = GENERATORS.get("hardpos").run(_released_cfg(types=("swap",)), world=world, model=None, nlp=nlp, seed=0,
+                                      out_dir=tmp_path / "out")
+    assert s["mine/hardpos/released/by_annotation_order"] == 0.0
+    # swap line 3 (the vase's) lands on flat caption 3, image 25's giraffe caption: the check counts it
+    assert s["mine/hardpos/released/swap_lines_without_and"] == 1.0
+    assert read_json(tmp_path / "out" / "positives.json")[1][0] == ["A white vase with red and pink flowers."]
+    s = GENERATORS.get("hardpos").run(_released_cfg(types=("replace",)), world=world, model=None, nlp=nlp, seed=0,
+                                      out_dir=tmp_path / "out")
+    # flat captions 0, 4 and 6 are annotations 0, 4 and 6 and keep their own replace lines; the 4 others get another
+    # caption's line, which keeps at most 1 of their 7 words
+    assert s["mine/hardpos/released/replace_lines"] == 7 and s["mine/hardpos/released/replace_lines_unrelated"] == 4
+
+
+def test_released_count_mismatch_names_the_file_and_the_annotation_file(coco_world, nlp, tmp_path) -> None:
+    lines = (COCO_FIXTURES / "replace_hp_mini.jsonl").read_text().splitlines()
+    short = tmp_path / "replace_hp.jsonl"
+    short.write_text("\n".join(lines[:6]) + "\n")
+    with pytest.raises(ValueError, match=r"replace_hp.jsonl: 6 lines, but the annotation file of split "
+                                         r"'coco2017_train' \(.*captions_train2017_mini.json\) has 7 captions "
+                                         r"\(replace_file: one line per caption of that file") as e:
+        GENERATORS.get("hardpos").run(_released_cfg(types=("replace",), replace_file=str(short)), world=coco_world,
+                                      model=None, nlp=nlp, seed=0, out_dir=tmp_path / "out")
+    assert str(short) in str(e.value)
+    bad = tmp_path / "bad.jsonl"  # a bad line is named by its line number in the file, not the caption's position
+    bad.write_text("\n".join(lines[:4] + ['{"caption": "x"}'] + lines[5:]) + "\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl:5: expected a JSON string"):
+        GENERATORS.get("hardpos").run(_released_cfg(types=("replace",), replace_file=str(bad)), world=coco_world,
+                                      model=None, nlp=nlp, seed=0, out_dir=tmp_path / "out")
 
 
 # ------------------------------------------------------------------------------------------------ LLM source

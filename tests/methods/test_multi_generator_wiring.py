@@ -30,7 +30,11 @@ def test_text_generators_run_once_and_chain_generators_per_chain(toy):
         "tsvlc_analogy": {"generator": "tsvlc_analogy", "split": "cc3m", "input": NO_MODEL_DIR},
         # one registered generator, a second corpus: the mined dataset's name, its own split
         "tsvlc_mix_laion": {"generator": "tsvlc_mix_laion", "split": "laion", "input": MLM_DIR},
-        "tsvlc_analogy_laion": {"generator": "tsvlc_analogy_laion", "split": "laion", "input": NO_MODEL_DIR}}
+        "tsvlc_analogy_laion": {"generator": "tsvlc_analogy_laion", "split": "laion", "input": NO_MODEL_DIR},
+        # Hard Positives: one generator, three mined datasets (both types, Swap-only, Replace-only)
+        "hardpos": {"generator": "hardpos", "split": "coco_train", "input": NO_MODEL_DIR},
+        "hardpos_swap": {"generator": "hardpos_swap", "split": "coco_train", "input": NO_MODEL_DIR},
+        "hardpos_replace": {"generator": "hardpos_replace", "split": "coco_train", "input": NO_MODEL_DIR}}
     assert sorted(k for k, v in toy["mining"].items() if "base" in v) == ["negclip-b0", "negclip-b1", "negclip-b2"]
     assert toy["mining"]["negclip-b1"]["input"] == "models/base/b1"
     assert toy["parsing"]["cc3m"] == {"mined_by": ["tsvlc_rb", "tsvlc_unmask", "tsvlc_mix", "tsvlc_analogy"]}
@@ -64,8 +68,10 @@ def test_combined_reads_negatives_and_positives_from_two_generators(toy):
 
 
 def test_lr_from_shares_one_sweep_and_one_chain_rows_run_on_the_first_chain(toy):
-    assert sorted(toy["selections"]) == ["clip_ft-b0", "negclip-b0", "tsvlc_full-b0", "tsvlc_lora-b0",
-                                         "tsvlc_scratch_clip-b0"]
+    assert sorted(toy["selections"]) == ["clip_ft-b0", "hn_only-b0", "hp_hn-b0", "negclip-b0", "tsvlc_full-b0",
+                                         "tsvlc_lora-b0", "tsvlc_scratch_clip-b0"]
+    for m in ("hp_hn_swap", "hp_hn_replace", "hp_only", "hp_hn_w25", "hp_hn_w50", "hp_hn_w75"):
+        assert [(k, v["selection"]) for k, v in toy["variants"].items() if v["method"] == m] == [(f"{m}-b0s0", "hp_hn-b0")]
     for name, v in toy["variants"].items():
         if v["method"].startswith("tsvlc_") and v["method"] != "tsvlc_full":
             scratch = method_config(toy, v["method"]).init == "scratch"
@@ -73,7 +79,7 @@ def test_lr_from_shares_one_sweep_and_one_chain_rows_run_on_the_first_chain(toy)
     one_chain = {"tsvlc_rb", "tsvlc_llm", "tsvlc_pos", "tsvlc_noneg", "tsvlc_full"}
     for m in one_chain:
         assert [k for k, v in toy["variants"].items() if v["method"] == m] == [f"{m}-b0s0"]
-    for m in ("tsvlc_lora", "tsvlc_rbllm", "tsvlc_combined", "negclip"):
+    for m in ("tsvlc_lora", "tsvlc_rbllm", "tsvlc_combined", "negclip", "hn_only", "hp_hn"):
         assert [k for k, v in toy["variants"].items() if v["method"] == m] == [f"{m}-b{k}s0" for k in range(3)]
 
 

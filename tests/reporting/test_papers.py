@@ -23,7 +23,7 @@ def params() -> dict:
 def test_both_profiles_report_registered_papers(params):
     for profile in ("toy", "real"):
         got = papers_of(profile_params(profile, REPO))
-        assert [p.name for p in got] == ["aro", "tsvlc"]
+        assert [p.name for p in got] == ["aro", "tsvlc", "hard_positives"]
     aro = PAPERS.get("aro")
     assert unevaluated(params, aro) == []
     assert unevaluated(profile_params("real", REPO), aro) == ["zeroshot_aro"]  # no zero-shot files

@@ -27,15 +27,35 @@ the registry finds this module by the name's prefix, but only the name ``hardpos
   files only, :func:`vlcomp.text.analogy.load_causal_lm`): the released script's SWAP (5-shot) and REPLACE
   templates, greedy, ``max_new_tokens`` 20 / 30, left-padded batches of ``batch_size``.
 - ``released`` (paper profile): the authors' ``hard_positives_ft/replace_hp.jsonl`` (``replace_file``) and
-  ``swap_hp.jsonl`` (``swap_file``), ``$VAR`` expanded: one line per caption, in the split's caption order (image
-  by image, caption by caption, as ``captions.json`` lists them; the authors' order is COCO 2017 train's). The
-  released script writes each generation with ``json.dumps``, so a line is read as a JSON string; a line that is
-  not JSON is taken as the bare text, and the Hugging Face pipeline's ``{"generated_text": ...}`` (or a list of
-  one) is accepted too (the catalog does not give the shape; other JSON is an error naming the file and line). The
-  literal ``None`` (bare, or the JSON string), JSON ``null`` and an empty line mean "no positive" (the swap file's
-  line for a caption without "and"). A file with another number of lines than the split has captions is an error
-  naming the file and both counts. The released generations are cleaned as the LLM's are (first non-empty line,
-  stripped; equal to the caption: none).
+  ``swap_hp.jsonl`` (``swap_file``), ``$VAR`` expanded: one line per caption of the input caption file, in its
+  order (the authors': COCO **2017** train's ``captions_train2017.json``, 591,753 lines, line ``i`` = the file's
+  ``annotations[i]``). How the lines meet the split's captions depends on the split:
+
+  - a split indexed from COCO's own caption file (real profile, ``world.splits.<split>.format: coco_captions``,
+    e.g. ``coco2017_train``) has ``annotation_order.json`` (:mod:`vlcomp.formats.coco_captions`): caption ``j`` of
+    image ``k`` in ``captions.json`` gets line ``annotation_index[k][j]``, so each caption gets exactly its own
+    line whatever the image grouping; the file must have one line per annotation of that file
+    (``n_annotations``);
+  - any other split (the toy world's, a Karpathy or TSV one) has no sidecar: line ``c`` goes to the split's flat
+    caption ``c`` (image by image, caption by caption, as ``captions.json`` lists them), and the file must have one
+    line per caption. BLIP's Karpathy train (the real profile's ``coco_train``: 2014 images, other captions, another
+    order) cannot be aligned to the authors' files at all: use the ``coco2017_train`` split.
+
+  The sidecar is read automatically (no parameter): the split knows where its captions came from, and the
+  annotation file is named once, in ``world``. The released script writes each generation with ``json.dumps``, so
+  a line is read as a JSON string; a line that is not JSON is taken as the bare text, and the Hugging Face
+  pipeline's ``{"generated_text": ...}`` (or a list of one) is accepted too (the catalog does not give the shape;
+  other JSON is an error naming the file and line). Lines end at a line feed only (the carriage return of a CRLF
+  ending is dropped), not at the other line boundaries of ``str.splitlines`` (form feed, NEL, U+2028 ...), which a
+  bare generation may hold and which would shift every later line. The literal ``None`` (bare, or the JSON string),
+  JSON ``null`` and an empty line mean "no positive" (the swap file's line for a caption without "and"). A file
+  with another number of lines than expected is an error naming the file, the parameter and both counts. The
+  released generations are cleaned as the LLM's are (first non-empty line, stripped; equal to the caption: none).
+  Alignment check in the summary (``released/...``, :func:`released_alignment`): how many swap lines are not
+  ``None`` and how many of those fall on a caption without the word "and" (a few where the authors' "and" test
+  differs from :func:`~vlcomp.text.hard_positives.has_and`), and how many replace lines keep less than half of
+  their caption's words (a few where the LLM rewrote much of a short caption). Both are near 0 when the lines are
+  aligned and most of the lines when they are not: read them after the first run on the real files.
 
 A caption with both a SWAP and a REPLACE positive gets one, the type drawn uniformly (AMBIGUOUS, §3.1); the summary
 counts the choice (``chosen_when_both/*``).
@@ -85,6 +105,13 @@ Summary (``mine/hardpos/...``, counts of captions unless a share):
 ``negclip_collision/...``                  ``n_positives``, ``n_collide``, ``share`` (of the captions with a
                                            positive: NegCLIP's swaps could write it as a negative), and
                                            ``share_<type>`` (of the positives of that type)
+``released/by_annotation_order``           source released: 1 when the lines were aligned through the split's
+                                           ``annotation_order.json``, 0 by flat caption order
+``released/swap_lines``                    source released, type swap: swap lines that are not "None"
+``released/swap_lines_without_and``        of those, lines on a caption without the word "and" (alignment check)
+``released/replace_lines``                 source released, type replace: replace lines that are not "None"
+``released/replace_lines_unrelated``       of those, lines keeping less than half of their caption's distinct
+                                           words (alignment check)
 =========================================  =====================================================================
 """
 
@@ -105,6 +132,7 @@ from .tsvlc import WORD_LISTS, _flat, _reshape
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
+    from ..formats.coco_captions import AnnotationOrder
     from ..text.hard_positives import HardPositive
     from ..world.concepts import Relation
     from ..world.scene import Scene
@@ -266,20 +294,72 @@ def decode_released_line(line: str, where: str) -> str | None:
                      f"{text[:80]!r}")
 
 
-def read_released(path: str | Path, n_captions: int, *, param: str, split: str) -> list[str | None]:
-    """The lines of a released file, one per caption (:func:`decode_released_line`); a count mismatch is an error
-    naming the file, the parameter and both counts."""
+def released_lines(path: Path) -> list[str]:
+    """The lines of a released file, each ended by a line feed (a CRLF's carriage return dropped; a final line feed
+    ends the last line, as ``str.splitlines``), never split at the other boundaries ``str.splitlines`` knows (form
+    feed, NEL, U+2028 ...)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def read_released(path: str | Path, n_captions: int, *, param: str, split: str,
+                  order: AnnotationOrder | None = None) -> list[str | None]:
+    """The lines of a released file (:func:`decode_released_line`), one per caption of the split in its flat
+    order: line ``c`` for caption ``c`` when ``order`` is None, else line ``order.flat[c]`` (the file holds one line
+    per annotation of the split's COCO caption file, in its order). A count mismatch is an error naming the file,
+    the parameter and both counts."""
     from ..config import expand_path
 
     path = Path(expand_path(str(path), param))
     if not path.is_file():
         raise FileNotFoundError(f"{path}: released hard positives not found ({param})")
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    if len(lines) != n_captions:
+    lines = released_lines(path)
+    if order is None and len(lines) != n_captions:
         raise ValueError(f"{path}: {len(lines)} lines, but split {split!r} has {n_captions} captions ({param}: one "
                          "line per caption, in the split's caption order)")
+    if order is not None:
+        if len(order.flat) != n_captions:
+            raise ValueError(f"{order.path}: {len(order.flat)} captions, but split {split!r} has {n_captions}: a "
+                             "stale sidecar, rerun the world stage")
+        if len(lines) != order.n_annotations:
+            raise ValueError(f"{path}: {len(lines)} lines, but the annotation file of split {split!r} "
+                             f"({order.annotations}) has {order.n_annotations} captions ({param}: one line per "
+                             f"caption of that file, in its 'annotations' order; {order.path})")
+        lines = order.align(lines)
+        return [decode_released_line(line, f"{path}:{p + 1}") for p, line in zip(order.flat, lines, strict=True)]
     return [decode_released_line(line, f"{path}:{i + 1}") for i, line in enumerate(lines)]
+
+
+def caption_words_kept(line: str, caption: str) -> float:
+    """The share of the caption's distinct words (lower-cased letters and digits) that the line also has."""
+    from ..text.hard_positives import word_key
+
+    words = set(word_key(caption))
+    return len(words & set(word_key(line))) / max(1, len(words))
+
+
+#: A released REPLACE line keeping less than this share of its caption's words is counted as unrelated to it.
+UNRELATED_BELOW = 0.5
+
+
+def released_alignment(kind: str, raw: Sequence[str | None], flat: Sequence[str]) -> dict[str, float]:
+    """The alignment check of one released file against the captions it was given to (summary keys without the
+    ``mine/hardpos/`` prefix): SWAP, the lines that are not "None" and how many fall on a caption without the word
+    "and"; REPLACE, the lines and how many keep less than :data:`UNRELATED_BELOW` of their caption's words (a
+    synonym swap keeps most of them). Both are near 0 when the lines are aligned and most lines when they are not."""
+    from ..text.hard_positives import has_and
+
+    pairs = [(t, c) for t, c in zip(raw, flat, strict=True) if t is not None]
+    if kind == "swap":
+        return {"released/swap_lines": float(len(pairs)),
+                "released/swap_lines_without_and": float(sum(not has_and(c) for _, c in pairs))}
+    return {"released/replace_lines": float(len(pairs)),
+            "released/replace_lines_unrelated": float(sum(caption_words_kept(t, c) < UNRELATED_BELOW
+                                                          for t, c in pairs))}
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -416,6 +496,7 @@ def run(cfg: HardPosConfig, *, world, model, nlp, seed: int, out_dir, parsed=Non
     relations = relations_of_scenes(scenes) if scenes is not None else split_relations(split)
 
     pos_rng = np_rng(seed, NAME, "positives")
+    released_check: dict[str, float] = {}
     if cfg.source == "scene":
         check_synonyms(flat, cfg.synonyms, cfg.split)
         positives, avail = scene_positives(cfg, flat, per_caption, relations, pos_rng)
@@ -429,13 +510,17 @@ def run(cfg: HardPosConfig, *, world, model, nlp, seed: int, out_dir, parsed=Non
                                replace_template=cfg.replace_template)
         positives, avail = generated_positives(gen.generations(flat), len(flat), "llm", pos_rng)
     else:
+        from ..formats.coco_captions import read_annotation_order
         from ..text.hard_positives import clean_generation
 
+        order = read_annotation_order(split.dir, captions)
         generated = {}
         for kind in cfg.kinds:
             param = f"{kind}_file"
-            raw = read_released(getattr(cfg, param), len(flat), param=param, split=cfg.split)
+            raw = read_released(getattr(cfg, param), len(flat), param=param, split=cfg.split, order=order)
             generated[kind] = [clean_generation(t, c) for t, c in zip(raw, flat, strict=True)]
+            released_check |= released_alignment(kind, raw, flat)
+        released_check["released/by_annotation_order"] = float(order is not None)
         positives, avail = generated_positives(generated, len(flat), "released", pos_rng)
 
     neg_rng = np_rng(seed, NAME, "negatives")
@@ -459,7 +544,8 @@ def run(cfg: HardPosConfig, *, world, model, nlp, seed: int, out_dir, parsed=Non
     write_json(out_dir / POSITIVE_TYPES_FILE, _reshape([[] if p is None else [p.type] for p in positives], captions))
     write_json(out_dir / "negatives.json", _reshape([[] if x is None else [x[0]] for x in negatives], captions))
     write_json(out_dir / "negative_types.json", _reshape([[] if x is None else [x[1]] for x in negatives], captions))
-    return summarise(flat, positives, avail, negatives, collisions, cfg)
+    summary = summarise(flat, positives, avail, negatives, collisions, cfg)
+    return summary | {f"mine/{NAME}/{k}": v for k, v in released_check.items()}
 
 
-GENERATORS.add(NAME, Generator(HardPosConfig, run, writes=("positives", "negatives", "negative_types"), reads="none"))
+GENERATORS.add("hardpos", Generator(HardPosConfig, run, writes=("positives", "negatives", "negative_types"), reads="none"))

@@ -20,6 +20,23 @@ A split with ``format: caption_tsv`` is read from TSVLC's CC3M layout instead (`
 ``file`` and ``caption`` columns, one row per image; :mod:`vlcomp.formats.cc3m`), the format of TSVLC's CC3M and
 of the LAION subset (``laion``: see profiles/real.yaml).
 
+A split with ``format: coco_captions`` is read from the official COCO captions file (``captions_train2017.json``:
+``images`` and ``annotations`` lists; :mod:`vlcomp.formats.coco_captions`), e.g. COCO 2017 train, the caption set
+of the Hard Positives authors' released per-caption files::
+
+    coco2017_train: {annotations: $VLCOMP_DATA/coco/annotations/captions_train2017.json,
+                     images: $VLCOMP_DATA/coco/train2017, format: coco_captions}
+
+Its images are listed in order of their first caption in ``annotations`` and each image's captions in
+``annotations`` order; since COCO's ``annotations`` list is not grouped by image, the split's flat caption order
+(``captions.json``, image by image) is a permutation of the file's. The stage therefore also writes
+``<split>/annotation_order.json`` (:func:`vlcomp.formats.coco_captions.write_annotation_order`): per caption of
+``captions.json``, in its shape, the caption's position in the file's ``annotations`` list. A file released one line
+per COCO caption in the file's order (``hard_positives_ft/replace_hp.jsonl``: line ``i`` = ``annotations[i]``) maps
+to the split by ``line[annotation_index[k][j]]`` for caption ``j`` of image ``k``
+(:meth:`~vlcomp.formats.coco_captions.AnnotationOrder.align`; :mod:`vlcomp.generators.hardpos` does). The other
+formats write no sidecar (a stale one is removed): their flat caption order is their only order.
+
 Captions are kept as written (stripped), not ``pre_caption``-cleaned: the NegCLIP fork trains on the raw COCO
 captions; the ARO evaluation loaders clean their own copies. Each split is written as the toy world's split is
 (``<split>/captions.json`` in the Karpathy layout) plus ``<split>/index.json`` (image root, the images in caption
@@ -36,18 +53,21 @@ from typing import Any
 
 from ...config import build, expand_inputs
 from ...formats.cc3m import read_caption_tsv
+from ...formats.coco_captions import ORDER_FILE, read_coco_captions, write_annotation_order
 from ...formats.karpathy import read_caption_file
 from ...io import sha256_file, write_json
 
 INDEX_FORMAT = "vlcomp-paper-split/1"
 #: ``world.splits.<name>.format`` -> the reader of its annotation file.
-CAPTION_FORMATS = {"karpathy": read_caption_file, "caption_tsv": read_caption_tsv}
+CAPTION_FORMATS = {"karpathy": read_caption_file, "caption_tsv": read_caption_tsv,
+                   "coco_captions": read_coco_captions}
 
 
 @dataclass(frozen=True)
 class PaperSplitSpec:
     """``world.splits.<name>`` in the real profile: the caption file (``format``: ``karpathy``, BLIP's JSON in
-    either layout; ``caption_tsv``, TSVLC's CC3M ``*_with_cap.csv``) and the folder its image paths are relative to."""
+    either layout; ``caption_tsv``, TSVLC's CC3M ``*_with_cap.csv``; ``coco_captions``, COCO's official
+    ``captions_*.json``) and the folder its image paths are relative to."""
 
     annotations: str
     images: str
@@ -97,17 +117,23 @@ def read_split(name: str, spec: PaperSplitSpec) -> list[dict]:
 
 
 def index_split(name: str, spec: PaperSplitSpec, image_size: int, out_dir: Path) -> dict:
-    """Write ``out_dir/<name>/captions.json`` and ``index.json``; returns the split's summary."""
+    """Write ``out_dir/<name>/captions.json`` and ``index.json`` (and, for ``format: coco_captions``,
+    ``annotation_order.json``); returns the split's summary."""
     records = read_split(name, spec)
     root = Path(spec.images)
     d = out_dir / name
     d.mkdir(parents=True, exist_ok=True)
-    write_json(d / "captions.json", records)
+    annotations, sha = str(Path(spec.annotations).resolve()), sha256_file(spec.annotations)
+    write_json(d / "captions.json", [{"image": r["image"], "caption": r["caption"]} for r in records])
     write_json(d / "index.json", {
         "format": INDEX_FORMAT, "image_root": str(root.resolve()), "images": [r["image"] for r in records],
-        "image_size": image_size, "annotations": str(Path(spec.annotations).resolve()),
-        "annotations_sha256": sha256_file(spec.annotations), "annotations_format": spec.format,
+        "image_size": image_size, "annotations": annotations,
+        "annotations_sha256": sha, "annotations_format": spec.format,
         "description": spec.description})
+    if records and "annotation_index" in records[0]:
+        write_annotation_order(d, records, annotations=annotations, sha256=sha)
+    elif (d / ORDER_FILE).exists():
+        (d / ORDER_FILE).unlink()  # left by an earlier index of the split from a COCO captions file
     return {"n_images": len(records), "n_captions": sum(len(r["caption"]) for r in records)}
 
 
