@@ -172,7 +172,7 @@ def test_f_mean_scores_of_c(tmp_path):
                    *(_model(m, 0, same, offset=-0.03) for m in K.PRIOR)])
     c = K.claim_f(METHODS, _tree(tmp_path / "held", models))
     assert c.verdict == HELD
-    assert c.conditions[0].values == [pytest.approx(-0.005)] and c.conditions[0].text.endswith(">= -0.01")
+    assert c.conditions[0].values == [pytest.approx(-0.005)] and c.conditions[0].text.endswith(f">= {-K.S_C_CLOSE:g}")
     models["hp_hn-b0s0"] = ("hp_hn", 0, {"hp_hn": (same,) * 3}, -0.05)  # lowers s(c) more than the prior models
     c = K.claim_f(METHODS, _tree(tmp_path / "low", models))
     assert c.verdict == NOT_HELD and not c.conditions[0].held and c.conditions[0].se == pytest.approx(0.0)

@@ -64,9 +64,12 @@ def key(bench: str, measure: str) -> str:
 ORIG_CLOSE = 0.05
 """(c) "Orig stays close": HP+HN's Orig at most 5 points below HN-only's (the paper's gap: -4.9 on REPLACE, -1.1 on
 SWAP; Table 1)."""
-S_C_CLOSE = 0.01
-"""(f) "keeps s(c) close to CLIP's": HP+HN's mean s(c) at most 0.01 below CLIP's (raw cosine; the paper: 0.003 on
-REPLACE, 0.008 on SWAP, Table 9, against the prior models' 0.031 on average)."""
+S_C_CLOSE = 0.02
+"""(f) "keeps s(c) close to CLIP's": HP+HN's mean s(c) at most 0.02 below CLIP's (raw cosine). The paper: HP+HN 0.003
+(REPLACE) and 0.008 (SWAP) below CLIP, the prior models 0.031 on average (Table 9), so "close" is at most a third of
+the prior models' reduction, 0.01 in the paper's units. The toy's cosines run about twice the paper's: CLIP's mean
+s(c) on REPLACE is 0.463 / 0.483 / 0.466 on the bases b0-b2 (their committed item tables; the paper's 0.234), so
+the bound is 0.01 x 2.0 = 0.02. Fixed from the base models' outputs before any Hard Positives row was scored."""
 STANDARD_CLOSE = 0.01
 """(g) "stays close to HN-only": each zero-shot / retrieval column of HP+HN at most 1 point below HN-only's (the
 paper's largest gap: ImageNet Acc@1 -0.55; Table 10)."""
