@@ -80,6 +80,7 @@ def build_fixture(root: Path, word_tokenizer) -> dict:
     params["evaluate"]["benchmarks"] = BENCHMARKS
     params["benchmarks"].update(order_seeds=2, shuffle_seeds=1)
     params.update(tsvlc_fixture(root, params, word_tokenizer))
+    params.update(hardpos_fixture(root, params))
     from vlcomp.config import derive_variants
 
     return derive_variants(params)  # bases, mining, selections, variants of the fixture's seeds
@@ -146,6 +147,46 @@ def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
             "base_models": {"vit": {"arch": "toy-vit-p8", "weights": "/nowhere/unused.pt", "benchmarks": ["vlchecklist"]},
                             "cyclip": {**params["base_models"]["cyclip"], "arch": "toy-vit-p8", "weights": str(cyclip)}},
             "seeds": {"clip_ft": [0], "negclip": [0], **{m: [0] for m in TSVLC_ROWS}}}
+
+
+#: Hard Positives' row on the fixtures: COCO 2017 train from COCO's own captions file, the released positives aligned
+#: by annotation order, the rules negatives; HP+HN trained once and scored on REPLACE / SWAP
+HARDPOS_ROWS = ["hp_hn"]
+
+
+def hardpos_fixture(root: Path, params: dict) -> dict:
+    """Hard Positives' inputs in the authors' layouts: a ``captions_train2017.json`` (images + annotations, the
+    annotations not grouped by image, as COCO's file) with its images, and the released ``replace_hp.jsonl`` /
+    ``swap_hp.jsonl`` (one JSON string per annotation, ``None`` where a caption has no "and"); the params sections of
+    the real profile that name them, at fixture size."""
+    caps = [c for cs in _captions(30)[24:30] for c in cs[:2]]  # 6 images x 2 captions
+    d = root / "coco2017"
+    files = [f"{i:012d}.jpg" for i in range(6)]
+    for i, f in enumerate(files):
+        write_noise(d / "train2017" / f, seed=200 + i)
+    order = [(i % 6, i // 6) for i in range(12)]  # image 0 cap 0, image 1 cap 0, ...: not grouped by image
+    anns = [{"id": 1000 + k, "image_id": 10 + img, "caption": caps[2 * img + c]} for k, (img, c) in enumerate(order)]
+    ann_file = d / "annotations" / "captions_train2017.json"
+    ann_file.parent.mkdir(parents=True)
+    ann_file.write_text(json.dumps({"images": [{"id": 10 + i, "file_name": f} for i, f in enumerate(files)],
+                                    "annotations": anns}))
+    hp = d / "hard_positives_ft"
+    hp.mkdir()
+    (hp / "replace_hp.jsonl").write_text("".join(json.dumps(a["caption"].replace("a ", "one ", 1)) + "\n"
+                                                 for a in anns))
+    (hp / "swap_hp.jsonl").write_text("".join(
+        (json.dumps(" and ".join(reversed(a["caption"].split(" and ", 1)))) if " and " in a["caption"] else "None")
+        + "\n" for a in anns))
+    splits = {**params["world"]["splits"]}
+    splits["coco2017_train"] = {**splits["coco2017_train"], "annotations": str(ann_file), "images": str(d / "train2017")}
+    mine = params["mine"]
+    for name in ("hardpos", "hardpos_swap", "hardpos_replace"):
+        mine[name].update(replace_file=str(hp / "replace_hp.jsonl"), swap_file=str(hp / "swap_hp.jsonl"))
+    methods = params["methods"]
+    for m in HARDPOS_ROWS:
+        methods[m].update(epochs=1, batch_size=8, warmup_steps=1, lr_grid=[1.0e-3], benchmarks=["replace", "swap"])
+    return {"world": {**params["world"], "splits": splits}, "mine": mine, "methods": methods,
+            "seeds": {**params["seeds"], **{m: [0] for m in HARDPOS_ROWS}}}
 
 
 @pytest.mark.slow
