@@ -163,6 +163,21 @@ def _join(values: Iterable[str]) -> str:
     return ", ".join(values)
 
 
+NOT_RUN = "not run"
+"""What a report's runs column says for a method with no run."""
+
+
+def runs_label(found: Sequence[Chain]) -> str:
+    """``3 chains (b0, b1, b2)``, ``1 chain (b0)`` or :data:`NOT_RUN`; chains named by base seed when every
+    chain has the same fine-tuning seed, else in full (``b0s0, b0s1``)."""
+    if not found:
+        return NOT_RUN
+    same_seed = len({c.seed for c in found}) == 1
+    names = [(f"b{c.base_seed}" if c.base_seed != "" else (c.base or c.label)) if same_seed else c.label
+             for c in found]
+    return f"{len(found)} chain{'s' * (len(found) > 1)} ({', '.join(names)})"
+
+
 def runs_phrase(found: Sequence[Chain]) -> str:
     """What a set of chains is, in words: ``3 base seeds (0, 1, 2)``, ``6 whole chains (base seeds 0, 1, 2 x
     fine-tune seeds 0, 1)``, or the list of (base seed, fine-tune seed) pairs when they are no full grid; a single

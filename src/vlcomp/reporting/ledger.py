@@ -60,6 +60,13 @@ from .items import (
 from .render import Table, number
 from .tree import Chain, read_provenance
 
+FLOAT_TOL = 1e-9
+"""Float noise: the ledger compares with a bare ``>=`` (:func:`holds`), so a difference of two accuracies that should
+equal a bound exactly (0.38 - 0.40 vs -0.02) may miss it by 1e-17. Bounds are moved by this much: ``>= b`` is checked
+as ``>= b - FLOAT_TOL``, ``> b`` as ``>= b + FLOAT_TOL`` (a tie is no gain)."""
+STRICT = FLOAT_TOL
+"""'Greater than 0' as the ledger's '>=' needs it: a margin just above float noise, so a tie is no gain."""
+
 VERDICT_RULE = ("A condition holds iff it holds on every whole chain it is evaluated on: for one method, on each of "
                 "its models (one per chain); for a comparison, on each chain pair (a fine-tuned chain b<k>s<s> "
                 "against the base model of its own chain b<k>, or against the other method's chain b<k>s<s>). The "
@@ -567,3 +574,10 @@ def report_ledger(ev: Evidence, claims: list[Claim], methods: Methods, notes: Se
     thresholds, its own inconsistencies about the claims)."""
     data = ledger_table(claims)
     return Table(data, ledger_shown(data), legend=rule_markdown(ev, claims, methods), notes=list(notes))
+
+
+def retext(c: Condition, margin: float, shown: str) -> Condition:
+    """A :func:`beats` condition whose text says the bound as meant (``> 0``, ``>= -0.02``), not as moved by
+    :data:`FLOAT_TOL`."""
+    c.text = c.text.replace(f">= {margin}", shown)
+    return c

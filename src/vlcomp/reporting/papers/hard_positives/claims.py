@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 
 from ...collect import Methods
-from ...ledger import NOTE_EFFECT, NOTE_SIGN, Claim, Condition, Evidence, at_most, beats
+from ...ledger import FLOAT_TOL, NOTE_EFFECT, NOTE_SIGN, STRICT, Claim, Condition, Evidence, at_most, beats
+from ...ledger import retext as _retext
 from . import printed as P
 
 CLIP, HN, HPHN = "clip", "hn_only", "hp_hn"
@@ -41,20 +42,6 @@ PRIOR = (NEGCLIP, SVLC, SVLC_POS)
 #: "in almost all cases", so it is no condition.
 TRAINED_ON: dict[str, tuple[str, ...]] = {NEGCLIP: ("swap",), SVLC: ("replace",), HN: ("swap",)}
 BENCHES = ("replace", "swap")
-
-
-FLOAT_TOL = 1e-9
-"""Float noise: the ledger compares with a bare ``>=``; a bound ``>= b`` is checked as ``>= b - FLOAT_TOL``, ``> b``
-as ``>= b + FLOAT_TOL`` (a tie is no gain). TSVLC's report's rule."""
-STRICT = FLOAT_TOL
-"""'Greater than 0' as the ledger's '>=' needs it."""
-
-
-def _retext(c: Condition, margin: float, shown: str) -> Condition:
-    """A :func:`beats` condition whose text says the bound as meant (``> 0``, ``>= -0.05``), not as moved by
-    :data:`FLOAT_TOL`."""
-    c.text = c.text.replace(f">= {margin}", shown)
-    return c
 
 
 def key(bench: str, measure: str) -> str:

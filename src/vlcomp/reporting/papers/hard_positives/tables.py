@@ -31,9 +31,8 @@ from typing import Any
 import pandas as pd
 
 from ...blind import BLIND_RUNS, BlindResult
-from ...collect import Methods, chains, value
+from ...collect import NOT_RUN, Methods, chains, runs_label, value
 from ...printed_values import PERCENT
-from ...tree import Chain
 from . import printed as P
 
 TOY, STAND_IN, PAPER_ONLY, CHANCE, HUMAN = "toy", "stand-in", "paper-only", "chance", "human"
@@ -41,7 +40,6 @@ TOY_ONLY, NOT_BUILT, BLIND = "toy-only", "not built", "blind"
 KINDS = (TOY, STAND_IN, PAPER_ONLY, CHANCE, HUMAN, TOY_ONLY, NOT_BUILT, BLIND)
 #: Kinds whose toy cells are a method's runs.
 RUN_KINDS = (TOY, STAND_IN, TOY_ONLY)
-NOT_RUN = "not run"
 NO_METHOD = "not run (no such method in params)"
 NOT_MEASURED = "not measured"
 #: Why a cell of each kind without a run has no toy value (what the cell shows).
@@ -70,17 +68,6 @@ class RowSpec:
     method: str = ""
     printed: P.Row | None = None
     note: str = ""
-
-
-def runs_label(found: Sequence[Chain]) -> str:
-    """``3 chains (b0, b1, b2)``, ``1 chain (b0)`` or :data:`NOT_RUN` (TSVLC's report's wording); chains named by
-    base seed when every chain has the same fine-tuning seed, else in full (``b0s0, b0s1``)."""
-    if not found:
-        return NOT_RUN
-    same_seed = len({c.seed for c in found}) == 1
-    names = [(f"b{c.base_seed}" if c.base_seed != "" else (c.base or c.label)) if same_seed else c.label
-             for c in found]
-    return f"{len(found)} chain{'s' * (len(found) > 1)} ({', '.join(names)})"
 
 
 def delta_key(key: str) -> str:

@@ -54,7 +54,8 @@ import pandas as pd
 
 from ....config import base_model_method
 from ...collect import Methods, with_difference, with_mean
-from ...ledger import Claim, Condition, Evidence, beats
+from ...ledger import FLOAT_TOL, STRICT, Claim, Condition, Evidence, beats
+from ...ledger import retext as _retext
 from ...tree import BASE_METHOD, Chain
 from .printed import T1_COLUMNS, TABLE1, TABLE2, printed_row
 
@@ -81,13 +82,6 @@ C1_RIVALS = ("tsvlc_rb", "tsvlc_llm", "tsvlc_pos", COMBINED, NONEG, LORA)
 #: The LoRA TSVLC methods (C4), when params do not say (:func:`lora_methods`)
 LORA_METHODS = (LORA, "tsvlc_rb", "tsvlc_llm", RBLLM, "tsvlc_pos", COMBINED, NONEG)
 
-FLOAT_TOL = 1e-9
-"""Float noise: the ledger compares with a bare ``>=`` (:func:`vlcomp.reporting.ledger.holds`), so a
-difference of two accuracies that should equal a bound exactly (0.38 - 0.40 vs -0.02) may miss it by 1e-17.
-Bounds are moved by this much: ``>= b`` is checked as ``>= b - FLOAT_TOL``, ``> b`` as ``>= b + FLOAT_TOL`` (a
-tie is no gain)."""
-STRICT = FLOAT_TOL
-"""'Greater than 0' as the ledger's '>=' needs it: a margin just above float noise, so a tie is no gain."""
 ZS_DROP_MAX = 0.02
 """C4: the largest zero-shot drop that counts as 'small': 2 points (fractions), the paper's bound (Table 1a's
 largest LoRA drop is 2.05, RB Neg; the text says 'about 2 points at most')."""
@@ -130,13 +124,6 @@ def lora_methods(params: dict) -> tuple[str, ...]:
     ms = params.get("methods") or {}
     return tuple(m for m, spec in ms.items() if (spec or {}).get("paper") == "tsvlc"
                  and ((spec or {}).get("tuning") or {}).get("lora"))
-
-
-def _retext(c: Condition, margin: float, shown: str) -> Condition:
-    """A :func:`beats` condition whose text says the bound as meant (``> 0``, ``>= -0.02``), not as moved by
-    :data:`FLOAT_TOL`."""
-    c.text = c.text.replace(f">= {margin}", shown)
-    return c
 
 
 _PRINTED_COLUMN = {key: column for _, column, key in T1_COLUMNS}

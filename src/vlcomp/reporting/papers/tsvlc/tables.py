@@ -22,12 +22,11 @@ import numpy as np
 import pandas as pd
 
 from ...blind import BLIND_RUNS, BlindResult
-from ...collect import Methods, chains, value
-from ...tree import BASE_METHOD, Chain
+from ...collect import NOT_RUN, Methods, chains, runs_label, value
+from ...tree import BASE_METHOD
 from . import printed as P
 
 DELTA_PREFIX = "tsvlc/delta_vs_clip/"
-NOT_RUN = "not run"
 NO_METHOD = "not run (no such method in params)"
 NOT_MEASURED = "metric missing from the model's metrics.json"
 CROSS = "cross-evaluation (an ARO method, fine-tuned on the COCO twin): not a row of the paper"
@@ -59,17 +58,6 @@ def with_delta_vs_base(long: pd.DataFrame, keys: Iterable[str]) -> pd.DataFrame:
         if ref is not None and r["seed"] != "":
             rows.append({**r, "key": delta_key(r["key"]), "value": r["value"] - ref})
     return pd.concat([long, pd.DataFrame(rows, columns=long.columns)], ignore_index=True) if rows else long
-
-
-def runs_label(found: Sequence[Chain]) -> str:
-    """``3 chains (b0, b1, b2)``, ``1 chain (b0)`` or :data:`NOT_RUN`; chains named by base seed when every
-    chain has the same fine-tuning seed, else in full (``b0s0, b0s1``)."""
-    if not found:
-        return NOT_RUN
-    same_seed = len({c.seed for c in found}) == 1
-    names = [(f"b{c.base_seed}" if c.base_seed != "" else (c.base or c.label)) if same_seed else c.label
-             for c in found]
-    return f"{len(found)} chain{'s' * (len(found) > 1)} ({', '.join(names)})"
 
 
 def pct(mean: float, spread: float = math.nan, n: float = math.nan, signed: bool = False) -> str:
