@@ -134,6 +134,7 @@ def render(root: Path = REPO) -> str:
         cells += [" / ".join(_blind_cell(b, k) for k in keys) for b in blind]
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     out += tsvlc_block(root, params, blind)
+    out += hardpos_block(root, params, blind)
     out += ["", END]
     return "\n".join(out)
 
@@ -218,6 +219,42 @@ def tsvlc_block(root: Path, params: dict, blind=()) -> list[str]:
             n = int(rows["n"].max()) if len(rows) else 0
             label = methods.label(prow.method) + (f" ({n} chains)" if n > 1 else "")
             out.append(f"| {artifact[-3:]} {title} | {label} | " + " | ".join(cells) + " |")
+    return out
+
+
+#: Hard Positives' tables in the block: Table 1 (its headline) and Table 3 (the w_HN ablation); the report has all
+HARDPOS_TABLES = (("HP-T1", "Table 1, REPLACE and SWAP"), ("HP-T3", "Table 3, the hard-negative loss weight w_HN"))
+
+
+def hardpos_block(root: Path, params: dict, blind=()) -> list[str]:
+    """Hard Positives' claims ledger and its Tables 1 and 3, toy vs printed (percent), built by the report's own
+    table code (:func:`vlcomp.reporting.papers.hard_positives.tables.main_table`) from the committed metrics."""
+    from vlcomp.reporting.collect import collect, spread_legend, summary
+    from vlcomp.reporting.papers.hard_positives import tables as T
+    from vlcomp.reporting.papers.hard_positives.toy import CELLS, SINGLE, ReportContext
+
+    if "hard_positives" not in (params.get("papers") or []):
+        return []
+    from vlcomp.reporting.collect import methods_of
+
+    long = collect(root / "metrics", params)
+    ctx = ReportContext(long, summary(long), params, methods_of(params, "hard_positives"), root, root, root, root,
+                        root, tuple(blind))
+    methods = ctx.all_methods
+    long = long[long["method"].isin(list(methods))]
+    if not {"hn_only", "hp_hn"} & set(long["method"]):
+        return ["", "**Hard Positives:** no Hard Positives run in the committed outputs yet."]
+    out = [""] + ledger_block(root, "hard_positives", "Hard Positives")
+    keys: list[str] = []
+    for artifact, title in HARDPOS_TABLES:
+        table = T.main_table(long, ctx.summ, methods, artifact, ctx.blind)
+        keys += [k for k in table["metric_key"].dropna().unique() if k]
+        wide = T.shown_wide(table).drop(columns=["note"], errors="ignore")
+        out += ["", f"**Hard Positives {title} ({artifact}), toy twins vs the paper** (toy cells: percent; "
+                "paper cells as printed; the report has every row's note):", "",
+                "| " + " | ".join(wide.columns) + " |", "|---" * len(wide.columns) + "|"]
+        out += ["| " + " | ".join(str(v) for v in row) + " |" for row in wide.itertuples(index=False)]
+    out += ["", CELLS + " " + spread_legend(long, methods, sorted(set(keys))) + " " + SINGLE + _blind_legend(blind)]
     return out
 
 

@@ -318,3 +318,19 @@ def test_world_change_section_puts_the_first_world_beside_this_run(ctx, tmp_path
     assert "docs/world_v2.md" in R.world_change_markdown(here)
     for t in (R.world_change_settings(here), R.world_change_claims(here), R.world_change_base(here)):
         assert t.legend and not NAN.search(table_html(t))
+
+
+def test_world_change_settings_list_only_the_reports_own_methods_and_generators():
+    """Another paper's generator (Hard Positives' ``mine.hardpos``, new in the second world) is no setting of ARO's
+    world change: ARO's report stage does not depend on it, so adding a paper leaves the ARO report as it was."""
+    from vlcomp.reporting.world_change import own_sections
+
+    params = {"methods": {"clip_ft": {"generator": "negclip"}, "negclip": {"generator": "negclip"},
+                          "hp_hn": {"generator": "hardpos"}, "tsvlc_combined": {"generator": "tsvlc_mix",
+                                                                                 "positives_from": "tsvlc_rb"}},
+              "mine": {"negclip": {}, "hardpos": {}, "tsvlc_mix": {}, "tsvlc_rb": {}}}
+    assert own_sections(params, ["clip", "clip_ft", "negclip"]) == ["methods.clip_ft", "methods.negclip",
+                                                                      "mine.negclip"]
+    assert own_sections(params, ["tsvlc_combined"]) == ["methods.tsvlc_combined", "mine.tsvlc_mix", "mine.tsvlc_rb"]
+    assert own_sections(params, ["nope"]) == []
+    assert "mine" not in R.settings_sections(params, R.Methods(("clip", "negclip"), {}))

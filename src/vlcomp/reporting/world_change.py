@@ -20,6 +20,17 @@ FIRST_WORLD_MISSING = "No snapshot of the first world at `{path}` (run `python s
 SECTION_TITLE = "What changed and why: the first world beside this run"
 
 
+def own_sections(params: Mapping, methods: Sequence[str]) -> list[str]:
+    """The params sections of a report's own ``methods``: ``methods.<m>`` and ``mine.<g>`` of the generators they
+    train on (``generator``, ``positives_from``), so another paper's methods and generators (which the report's
+    stage does not depend on) never enter its settings table."""
+    ms, mine = params.get("methods") or {}, params.get("mine") or {}
+    own = [m for m in methods if m in ms]
+    gens = dict.fromkeys(g for m in own for g in ((ms[m] or {}).get("generator"), (ms[m] or {}).get("positives_from"))
+                         if g in mine)
+    return [*(f"methods.{m}" for m in own), *(f"mine.{g}" for g in gens)]
+
+
 def missing_text(path: str | Path) -> str:
     return FIRST_WORLD_MISSING.format(path=path)
 

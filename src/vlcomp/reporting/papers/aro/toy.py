@@ -274,9 +274,8 @@ def first_world_missing(ctx: ReportContext) -> str:
 
 def settings_sections(params: dict, methods: Methods) -> list[str]:
     """The params sections whose changes the section lists: the world, the models' recipe, the report's methods and
-    the benchmark twins."""
-    own = [f"methods.{m}" for m in methods.order if m in (params.get("methods") or {})]
-    return ["world", "clip", "pretrain", "finetune", "mine", *own, "benchmarks"]
+    their generators (:func:`vlcomp.reporting.world_change.own_sections`) and the benchmark twins."""
+    return ["world", "clip", "pretrain", "finetune", *WC.own_sections(params, methods.order), "benchmarks"]
 
 
 def world_change_settings(ctx: ReportContext) -> Table | None:
@@ -857,10 +856,12 @@ def provenance_table(ctx: ReportContext) -> Table:
 def deviations_markdown(ctx: ReportContext) -> str:
     ft = ctx.params.get("finetune", {})
     bases = ctx.params.get("base_seeds")
+    # the report's own methods only (its stage depends on seeds.<m> of those): another paper's rows never show here
+    own_seeds = {m: v for m, v in (ctx.params.get("seeds") or {}).items() if m in ctx.methods.order}
     return "\n".join([
         "- **Order tasks**: one case per caption (the ARO code's convention), not one per image (Figure 1's 6,000).",
         f"- **Seeds**: whole chains over base seeds {bases if bases is not None else '(one base)'} x the fine-tuning "
-        f"seeds of params `seeds` ({ctx.params.get('seeds')}); ± is the sample std (ddof=1) over chains. Order over "
+        f"seeds of params `seeds` ({own_seeds}); ± is the sample std (ddof=1) over chains. Order over "
         f"{ctx.params['benchmarks']['order_seeds']} perturbation seeds (main text: 5; Table 5: 3); retrieval "
         f"shuffles over {ctx.params['benchmarks']['shuffle_seeds']} seeds; their spreads are separate columns.",
         "- **Tie rules**: VG-R/VG-A options are [false, true] so a tie counts wrong; Order options put the original "

@@ -210,9 +210,9 @@ def first_world_missing(ctx: ReportContext) -> str:
 def world_change_settings(ctx: ReportContext) -> Table | None:
     """Every setting of the world, the base recipe, TSVLC's methods and generators and the benchmark twins that
     differs between the first world's ``params.yaml`` (the snapshot's) and this run's."""
-    own = [f"methods.{m}" for m in ctx.methods.order if m in (ctx.params.get("methods") or {})]
     return WC.settings_change(ctx.first_world / "params.yaml", ctx.params,
-                              ["world", "clip", "pretrain", *own, "mine", "benchmarks"])
+                              ["world", "clip", "pretrain", *WC.own_sections(ctx.params, ctx.methods.order),
+                               "benchmarks"])
 
 
 def world_change_claims(ctx: ReportContext) -> Table | None:
