@@ -188,6 +188,9 @@ def base_name(seed: int) -> str:
 
 
 BASE_MODEL_KEYS = ("arch", "weights", "loss", "benchmarks", "stands_for")
+BASE_EVALUATION_KEYS = ("benchmarks", "stands_for")
+"""Keys of ``base_models.<family>`` that the base's pretraining never reads: they stay out of the derived
+``bases.<family>-b<k>`` (the params section ``pretrain@<b>`` and the fine-tunes of that base depend on)."""
 """Keys of ``base_models.<family>`` (a family of base model: a base other than the chain's default CLIP, e.g. ``vit``,
 ``cyclip``): the architecture (a registered toy config or an open_clip name; default ``clip.arch``), its released
 weights (the real profile: an open_clip tag or a state-dict file, resolved by ``pretrain@<family>-b<k>``; never
@@ -387,8 +390,10 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
         family = family_of(method)
         key = base_key(family, chain)
         if key not in bases:
+            # what pretraining reads only: the evaluation's benchmarks stay in base_models.<family>.benchmarks
+            # (evaluate_base@<b> reads them there), so scoring a base on one more benchmark re-trains nothing
             bases[key] = {"seed": bases[chain]["seed"], "family": family,
-                          **{k: v for k, v in families[family].items() if k != "stands_for"}}
+                          **{k: v for k, v in families[family].items() if k not in BASE_EVALUATION_KEYS}}
         for g in filter(None, ((methods[method] or {}).get("generator"), (methods[method] or {}).get("positives_from"))):
             if g in mine and generator_reads(registered_generator(mine, g)) == "base":
                 mining.setdefault(f"{g}-{key}", {"generator": g, "base": key, "split": mine[g]["split"],

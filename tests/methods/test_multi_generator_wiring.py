@@ -162,8 +162,7 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
 
     bases = toy["bases"]
     assert list(bases)[:3] == ["b0", "b1", "b2"] and bases["b0"] == {"seed": 0}  # the default chains unchanged
-    assert bases["vit-b0"] == {"seed": 0, "family": "vit", "arch": "toy-vit-p8",
-                               "benchmarks": ["vlchecklist", "zeroshot_elevater"]}
+    assert bases["vit-b0"] == {"seed": 0, "family": "vit", "arch": "toy-vit-p8"}  # what pretraining reads only
     assert bases["cyclip-b0"]["loss"] == "cyclip" and "arch" not in bases["cyclip-b0"]
     assert "vit-b1" not in bases  # its methods run on the first chain only
     assert model_spec(toy, "vit-b0").arch == "toy-vit-p8" and model_spec(toy, "cyclip-b0").arch == toy["clip"]["arch"]
@@ -180,6 +179,20 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
     assert model_spec(toy, "cyclip-b0").arch == toy["clip"]["arch"]
     assert evaluation_benchmarks(toy, "clip", base="vit-b0") == ["vlchecklist", "zeroshot_elevater"]
     assert evaluation_benchmarks(toy, "clip", base="b0") == toy["evaluate"]["benchmarks"]
+
+
+def test_a_base_scored_on_other_benchmarks_keeps_its_pretraining_params(toy):
+    """``base_models.<family>.benchmarks`` is read by the base's evaluation alone: changing it leaves ``bases.<b>``
+    (the params pretrain@<b> and the fine-tunes of that base depend on) as it was, so no training re-runs."""
+    fams = toy["base_models"]
+    wider = resolve_layers(toy, {"base_models": {"vit": {"benchmarks": [*fams["vit"]["benchmarks"], "swap"]}}})
+    assert wider["bases"] == toy["bases"]
+    assert evaluation_benchmarks(wider, "clip", base="vit-b0") == [
+        b for b in toy["evaluate"]["benchmarks"] if b in {*fams["vit"]["benchmarks"], "swap"}]
+    assert evaluation_benchmarks(wider, "clip", base="cyclip-b0") == evaluation_benchmarks(toy, "clip", base="cyclip-b0")
+    with pytest.raises(ValueError, match=r"base_models.vit.benchmarks=\['nope'\] must be a non-empty subset"):
+        evaluation_benchmarks(resolve_layers(toy, {"base_models": {"vit": {"benchmarks": ["nope"]}}}), "clip",
+                              base="vit-b0")
 
 
 def test_a_per_chain_generator_on_another_base_is_mined_on_that_base(toy):

@@ -152,9 +152,9 @@ def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, 
     ``variant`` (a fine-tuned run, a key of ``variants``), ``variants.<variant>.benchmarks`` (derived from
     ``methods.<m>.benchmarks`` for the run's chain, :func:`vlcomp.config.chain_benchmarks`); with ``method``, that
     method's own subset where ``methods.<method>.benchmarks`` names one for the first chain (an ablation row scored
-    on its paper's benchmarks only); with ``base`` (a base model, no method of its own), ``bases.<base>.benchmarks``
-    (another base model's, ``base_models.<family>.benchmarks``); kept in ``evaluate.benchmarks``' order; a name
-    outside it is an error."""
+    on its paper's benchmarks only); with ``base`` (a base model, no method of its own), its family's
+    ``base_models.<family>.benchmarks`` (a chain's default base: every benchmark); kept in ``evaluate.benchmarks``'
+    order; a name outside it is an error."""
     from ..benchmarks import benchmarks_named
     from ..config import chain_benchmarks
 
@@ -176,7 +176,10 @@ def evaluation_benchmarks(params: Mapping[str, Any], method: str | None = None, 
     else:
         own, where = None, ""
     if own is None and base is not None:
-        own, where = ((params.get("bases") or {}).get(base) or {}).get("benchmarks"), f"bases.{base}.benchmarks"
+        family = ((params.get("bases") or {}).get(base) or {}).get("family")
+        if family is not None:
+            where = f"base_models.{family}.benchmarks"
+            own = ((params.get("base_models") or {}).get(family) or {}).get("benchmarks")
     if own is None:
         return list(names)
     if not isinstance(own, list) or not own or any(n not in names for n in own):
