@@ -246,15 +246,17 @@ def hardpos_block(root: Path, params: dict, blind=()) -> list[str]:
         return ["", "**Hard Positives:** no Hard Positives run in the committed outputs yet."]
     out = [""] + ledger_block(root, "hard_positives", "Hard Positives")
     keys: list[str] = []
+    shown: list[str] = []
     for artifact, title in HARDPOS_TABLES:
         table = T.main_table(long, ctx.summ, methods, artifact, ctx.blind)
         keys += [k for k in table["metric_key"].dropna().unique() if k]
+        shown += [m for m in table["method"].dropna().unique() if m in methods and m not in shown]
         wide = T.shown_wide(table).drop(columns=["note"], errors="ignore")
         out += ["", f"**Hard Positives {title} ({artifact}), toy twins vs the paper** (toy cells: percent; "
                 "paper cells as printed; the report has every row's note):", "",
                 "| " + " | ".join(wide.columns) + " |", "|---" * len(wide.columns) + "|"]
         out += ["| " + " | ".join(str(v) for v in row) + " |" for row in wide.itertuples(index=False)]
-    out += ["", CELLS + " " + spread_legend(long, methods, sorted(set(keys))) + " " + SINGLE + _blind_legend(blind)]
+    out += ["", CELLS + " " + spread_legend(long, methods, sorted(set(keys)), shown) + " " + SINGLE + _blind_legend(blind)]
     return out
 
 

@@ -177,7 +177,8 @@ def test_other_base_models_are_bases_of_their_own_on_the_chains_their_methods_ru
     # a from-scratch CyCLIP row is CyCLIP's architecture (the toy's: the default one), never its pretrained weights
     assert toy["variants"]["tsvlc_cyclip_scratch-cyclip-b0s0"]["base"] == "cyclip-b0"
     assert model_spec(toy, "cyclip-b0").arch == toy["clip"]["arch"]
-    assert evaluation_benchmarks(toy, "clip", base="vit-b0") == ["vlchecklist", "zeroshot_elevater"]
+    # TSVLC's benchmarks and Hard Positives' REPLACE / SWAP (its Table 8 ladder), in evaluate.benchmarks' order
+    assert evaluation_benchmarks(toy, "clip", base="vit-b0") == ["vlchecklist", "replace", "swap", "zeroshot_elevater"]
     assert evaluation_benchmarks(toy, "clip", base="b0") == toy["evaluate"]["benchmarks"]
 
 

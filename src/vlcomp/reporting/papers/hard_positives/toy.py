@@ -205,7 +205,7 @@ def t8(ctx: ReportContext) -> Table:
         "The toy's base ladder: CLIP (the default toy ResNet, `clip.arch`), the toy ViT base (standing for CLIP "
         "ViT-B/16), the CyCLIP-loss base (toy-only) and a larger toy ResNet (standing for the RN50x64 row; not "
         "built until params define it). OpenCLIP, RoBERTa-CLIP, DataComp and XVLM have no toy counterpart. A base "
-        "whose `bases.<b>.benchmarks` leave out REPLACE / SWAP reads *not measured*."])
+        "whose `base_models.<family>.benchmarks` leave out REPLACE / SWAP reads *not measured*."])
 
 
 def t2(ctx: ReportContext) -> Table:
