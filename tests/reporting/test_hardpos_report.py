@@ -194,6 +194,23 @@ def test_scores_and_ties_table(ctx):
     assert (t.data["model"] == "negclip-b0s0").sum() == 1
 
 
+def test_positive_gaps_by_hand_and_per_model(ctx, workspace):
+    # three items: s(c) - s(c_p) = 0.1, -0.2, 0.0; s(c) - s(c_n) = 0.3, 0.1, -0.1
+    df = pd.DataFrame({"s_c": [0.5, 0.3, 0.4], "s_p": [0.4, 0.5, 0.4], "s_n": [0.2, 0.2, 0.5]})
+    got = scores.positive_gaps(df)
+    assert got["c_minus_p"] == pytest.approx(-0.1 / 3) and got["abs_c_minus_p"] == pytest.approx(0.1)
+    assert got["c_minus_n"] == pytest.approx(0.1) and got["p_above_c"] == pytest.approx(1 / 3)  # a tie is not above
+    assert all(math.isnan(v) for v in scores.positive_gaps(df.iloc[:0]).values())
+    t = R.positive_gaps(ctx)
+    for r in t.data.itertuples(index=False):  # each model's row is its own item table's, REPLACE parts pooled
+        items = pd.read_parquet(workspace / "metrics" / r.model / "items" / f"{r.benchmark}.parquet")
+        assert r.abs_c_minus_p == pytest.approx(float((items["s_c"] - items["s_p"]).abs().mean()))
+    neg = t.data[(t.data["method"] == "negclip") & (t.data["benchmark"] == "swap")]
+    want = neg["c_minus_p"]
+    shown = t.shown.set_index("method").loc["NegCLIP", "SWAP s(c) - s(c_p)"]
+    assert shown == f"{want.mean():+.3f} ± {want.std(ddof=1):.3f}"
+
+
 # --------------------------------------------------------------------------- Table 8, Table 10
 
 

@@ -30,7 +30,9 @@ SECTIONS = (
     Section("HP-T2 / HP-T9 — mean raw scores of the captions (Tables 2 and 9)",
             (Part("HP-T2", T.t2, ("HP-T2",), title="Table 2: mean s(c), s(c_n), s(c_p) on REPLACE"),
              Part("HP-T9", T.t9, ("HP-T9",), title="Table 9: mean s(c) on REPLACE and SWAP"),
-             Part("HP-scores_ties", T.scores_and_ties, title="Every model: mean raw scores and ties (item tables)")),
+             Part("HP-scores_ties", T.scores_and_ties, title="Every model: mean raw scores and ties (item tables)"),
+             Part("HP-positive_gaps", T.positive_gaps,
+                  title="Where the hard positive sits: the probe behind claim (b) (item tables)")),
             ("Raw cosine similarities without the logit scale, averaged over each model's items (its item table), "
              "then over chains.")),
     Section("HP-T8 — other base models (Table 8)", (Part("HP-T8", T.t8, ("HP-T8",)),)),

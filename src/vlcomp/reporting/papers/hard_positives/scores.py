@@ -96,6 +96,22 @@ def item_metrics(df: pd.DataFrame, table: str) -> dict[str, float]:
     return out
 
 
+#: Where the hard positive sits, per item (:func:`positive_gaps`): the probe behind claim (b).
+GAP_MEASURES = ("c_minus_p", "abs_c_minus_p", "c_minus_n", "p_above_c")
+
+
+def positive_gaps(df: pd.DataFrame) -> dict[str, float]:
+    """Means over an item table's rows (all its parts: REPLACE pools Attributes and Relations, as Table 2 does) of
+    s(c) - s(c_p), |s(c) - s(c_p)|, s(c) - s(c_n), and the share of items whose positive outscores the original
+    (s(c_p) > s(c)). The paper's account of brittleness is that hard-negative training pushes meaning-preserving
+    rewrites down with the negatives: s(c) - s(c_p) grows and c_p falls below c_n. These say whether it did."""
+    c, p, n = (df[k].to_numpy(dtype=np.float64) for k in ("s_c", "s_p", "s_n"))
+    if not len(c):
+        return dict.fromkeys(GAP_MEASURES, math.nan)
+    return {"c_minus_p": float(np.mean(c - p)), "abs_c_minus_p": float(np.mean(np.abs(c - p))),
+            "c_minus_n": float(np.mean(c - n)), "p_above_c": float(np.mean(p > c))}
+
+
 def with_item_metrics(long: pd.DataFrame, metrics_dir: str | Path) -> pd.DataFrame:
     """``long`` plus :func:`item_metrics` of every model that has a REPLACE or SWAP item table (a model without
     one gets none: its Tables 2 / 9 cells read *not measured*)."""

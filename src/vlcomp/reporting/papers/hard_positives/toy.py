@@ -265,6 +265,44 @@ def scores_and_ties(ctx: ReportContext) -> Table:
                   "model."])
 
 
+GAP_LABELS = {"c_minus_p": "s(c) - s(c_p)", "abs_c_minus_p": "|s(c) - s(c_p)|", "c_minus_n": "s(c) - s(c_n)",
+              "p_above_c": "share s(c_p) > s(c)"}
+
+
+def positive_gaps(ctx: ReportContext) -> Table:
+    """Not a paper table: the probe behind claim (b), per model from its REPLACE and SWAP item tables
+    (:func:`.scores.positive_gaps`), then mean ± sample sd over the method's chains."""
+    data = []
+    for m in ctx.all_methods.order:
+        for model in sorted(set(ctx.long.loc[ctx.long["method"] == m, "model"])):
+            for table in scores.TABLES:
+                df = scores.read_items(ctx.metrics_dir, str(model), table)
+                if df is not None:
+                    data.append({"method": m, "model": model, "benchmark": table, **scores.positive_gaps(df)})
+    data = pd.DataFrame(data, columns=["method", "model", "benchmark", *scores.GAP_MEASURES])
+    rows = []
+    for m in dict.fromkeys(data["method"]):
+        sub = data[data["method"] == m]
+        row = {"method": ctx.all_methods.label(m), "runs": tables.runs_label(chains(ctx.long, m))}
+        for table in scores.TABLES:
+            t = sub[sub["benchmark"] == table]
+            for g in scores.GAP_MEASURES:
+                unit = tables.PERCENT if g == "p_above_c" else "raw"
+                row[f"{table.upper()} {GAP_LABELS[g]}"] = tables.number_text(
+                    float(t[g].mean()) if len(t) else math.nan, float(t[g].std(ddof=1)) if len(t) > 1 else math.nan,
+                    len(t), unit, signed=g in ("c_minus_p", "c_minus_n"))
+        rows.append(row)
+    shown = list(dict.fromkeys(data["method"]))
+    return Table(data, pd.DataFrame(rows), ctx.legend(list(SCORE_KEYS), shown) if shown else
+                 "No item table read yet: no spread.",
+                 ["Per model from its item tables (REPLACE pools Attributes and Relations): the mean over items of "
+                  "s(c) - s(c_p), of |s(c) - s(c_p)|, of s(c) - s(c_n) (raw cosines), and the share of items whose "
+                  "hard positive outscores the original (percent); then mean ± sample sd over the method's chains. "
+                  "The paper explains brittleness by hard-negative training pushing meaning-preserving rewrites "
+                  "down with the negatives: s(c) - s(c_p) would grow and c_p would fall below c_n. Claim (b) holds "
+                  "only where that happens. The CSV holds one row per model and benchmark."])
+
+
 def scores_value(ctx: ReportContext, method: str, key: str, stat: str) -> float:
     row = ctx.summ[(ctx.summ["method"] == method) & (ctx.summ["key"] == key)]
     return float(row[stat].iloc[0]) if len(row) else math.nan
