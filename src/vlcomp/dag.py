@@ -439,6 +439,8 @@ def report_inputs(params: dict, paper: str, root: Path = REPO) -> tuple[list[str
     keys = ["profile", "root_seed", "base_seeds", "lr_selection"]
     keys += [f"seeds.{m}" for m in sc.methods if m in (params.get("seeds") or {})]
     keys += [f"bases.{b}" for b in sc.bases] + [f"methods.{m}" for m in sc.methods]
+    if any(((params.get("bases") or {}).get(b) or {}).get("family") for b in sc.bases):
+        keys.append("base_models")  # what the other base models stand for and are scored on (the rows' labels)
     keys += [f"variants.{v}" for v in sc.variants] + [f"selections.{s}" for s in sc.selections]
     keys += [f"mine.{g}" for g in mine_keys if g in (params.get("mine") or {})]
     keys += ["benchmarks.order_seeds", "benchmarks.shuffle_seeds", "evaluate.benchmarks"]

@@ -2,8 +2,10 @@
 
 A paper's report shows the methods whose ``methods.<m>.paper`` is that paper, then those of the papers it
 cross-evaluates (:attr:`vlcomp.reporting.papers.Paper.cross_papers`: TSVLC's report shows ARO's CLIP-FT and NegCLIP
-rows), each over its runs (``variants`` of params), with the base models of their chains (every default base
-``b<k>`` and each other base model a run starts from). The report stage reads only these, and the pipeline writer
+rows) and the single methods of other papers it shows (``Paper.cross_methods``: Hard Positives shows TSVLC's RB+LLM
+and Combined, not its ablations), each over its runs (``variants`` of params), with the base models of their chains
+(every default base ``b<k>`` and each other base model a run starts from) and the other base models scored on the
+paper's benchmarks. The report stage reads only these, and the pipeline writer
 (:mod:`vlcomp.dag`) declares exactly these as the stage's dependencies, so a new paper's runs leave every other
 paper's report up to date.
 """
@@ -37,19 +39,30 @@ def _section(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return params.get(name) or {}
 
 
-def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = ()) -> Scope:
-    """The scope of ``paper``'s report (and of the papers in ``cross_papers`` whose rows it shows)."""
+def scope(params: Mapping[str, Any], paper: str, cross_papers: Sequence[str] = (), cross_methods: Sequence[str] = (),
+          benchmarks: Sequence[str] = ()) -> Scope:
+    """The scope of ``paper``'s report: its own methods, every method of the papers in ``cross_papers`` and the
+    single methods ``cross_methods`` of other papers whose rows it shows; the base models of their chains, and every
+    other base model scored on one of the paper's ``benchmarks`` (``base_models.<family>.benchmarks``: none named
+    is every benchmark), whose rows a report shows whether or not a run starts from it (Hard Positives' Table 8)."""
     from .collect import methods_of  # the one rule of which methods are a paper's
 
     own_methods = methods_of(params, paper).order[1:]
     shown = {m for p in cross_papers for m in methods_of(params, p).order[1:]} | set(own_methods)
+    shown |= {m for m in cross_methods if m in _section(params, "methods")}
     methods = tuple(m for m in _section(params, "methods") if m in shown)  # params order
     variants = _section(params, "variants")
     if not _section(params, "methods"):  # a bare metrics tree (no methods to attribute runs to): every run
         methods = tuple(dict.fromkeys(spec.get("method") for spec in variants.values()))
     runs = {v: spec for v, spec in variants.items() if spec.get("method") in methods}
     used = {spec.get("base") for spec in runs.values()}
-    bases = tuple(b for b, spec in _section(params, "bases").items() if not (spec or {}).get("family") or b in used)
+    families = _section(params, "base_models")
+
+    def scored_here(family: str) -> bool:
+        named = (families.get(family) or {}).get("benchmarks")
+        return bool(benchmarks) and (named is None or bool(set(named) & set(benchmarks)))
+    bases = tuple(b for b, spec in _section(params, "bases").items()
+                  if not (family := (spec or {}).get("family")) or b in used or scored_here(family))
     selections = tuple(dict.fromkeys([*(s for spec in runs.values() if (s := spec.get("selection"))),
                                       *(s for s, spec in _section(params, "selections").items()
                                         if (spec or {}).get("method") in methods)]))

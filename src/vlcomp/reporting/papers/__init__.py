@@ -28,6 +28,7 @@ class Paper:
     artifacts: tuple[str, ...]  # catalog IDs the report renders
     claims: Callable[..., list] | None = None  # (reporting.ledger.Evidence, **context) -> list of reporting.ledger.Claim
     cross_papers: tuple[str, ...] = ()  # papers whose methods' rows this report also shows (vlcomp.reporting.scope)
+    cross_methods: tuple[str, ...] = ()  # single methods of other papers whose rows it also shows
     #: files under calibration/ the report reads besides its own ``<paper>_*`` ones (probes of the world and of the
     #: base models); its stage depends on them (vlcomp.dag.report_inputs)
     calibration: tuple[str, ...] = ()
@@ -63,7 +64,8 @@ def paper_scope(params: Mapping[str, Any], name: str):
     """What paper ``name``'s report reads (:func:`vlcomp.reporting.scope.scope` with its cross-evaluated papers)."""
     from ..scope import scope
 
-    return scope(params, name, PAPERS.get(name).cross_papers)
+    paper = PAPERS.get(name)
+    return scope(params, name, paper.cross_papers, paper.cross_methods, paper.benchmarks)
 
 
 def unevaluated(params: Mapping[str, Any], paper: Paper) -> list[str]:

@@ -37,5 +37,6 @@ PAPERS.add(NAME, Paper(
     benchmarks=("replace", "swap", "zeroshot_aro", "zeroshot_elevater", "coco_retrieval", "flickr_retrieval"),
     artifacts=ARTIFACTS,
     claims=hardpos_claims,
-    cross_papers=("aro", "tsvlc"),  # CLIP-FT (CLIP-COCO), NegCLIP; TSVLC's RB+LLM Negs (SVLC) and Combined (SVLC+Pos)
+    cross_papers=("aro",),  # CLIP-FT (CLIP-COCO) and NegCLIP
+    cross_methods=("tsvlc_rbllm", "tsvlc_combined"),  # TSVLC's RB+LLM Negs (SVLC) and Combined (SVLC+Pos)
 ))
