@@ -229,14 +229,12 @@ HARDPOS_TABLES = (("HP-T1", "Table 1, REPLACE and SWAP"), ("HP-T3", "Table 3, th
 def hardpos_block(root: Path, params: dict, blind=()) -> list[str]:
     """Hard Positives' claims ledger and its Tables 1 and 3, toy vs printed (percent), built by the report's own
     table code (:func:`vlcomp.reporting.papers.hard_positives.tables.main_table`) from the committed metrics."""
-    from vlcomp.reporting.collect import collect, spread_legend, summary
+    from vlcomp.reporting.collect import collect, methods_of, spread_legend, summary
     from vlcomp.reporting.papers.hard_positives import tables as T
     from vlcomp.reporting.papers.hard_positives.toy import CELLS, SINGLE, ReportContext
 
     if "hard_positives" not in (params.get("papers") or []):
         return []
-    from vlcomp.reporting.collect import methods_of
-
     long = collect(root / "metrics", params)
     ctx = ReportContext(long, summary(long), params, methods_of(params, "hard_positives"), root, root, root, root,
                         root, tuple(blind))
