@@ -231,14 +231,13 @@ def hardpos_block(root: Path, params: dict, blind=()) -> list[str]:
     table code (:func:`vlcomp.reporting.papers.hard_positives.tables.main_table`) from the committed metrics."""
     from vlcomp.reporting.collect import collect, methods_of, spread_legend, summary
     from vlcomp.reporting.papers.hard_positives import tables as T
-    from vlcomp.reporting.papers.hard_positives.toy import CELLS, SINGLE, ReportContext
+    from vlcomp.reporting.papers.hard_positives.toy import CELLS, SINGLE, report_methods
 
     if "hard_positives" not in (params.get("papers") or []):
         return []
     long = collect(root / "metrics", params)
-    ctx = ReportContext(long, summary(long), params, methods_of(params, "hard_positives"), root, root, root, root,
-                        root, tuple(blind))
-    methods = ctx.all_methods
+    summ = summary(long)
+    methods = report_methods(params, methods_of(params, "hard_positives"))
     long = long[long["method"].isin(list(methods))]
     if not {"hn_only", "hp_hn"} & set(long["method"]):
         return ["", "**Hard Positives:** no Hard Positives run in the committed outputs yet."]
@@ -246,7 +245,7 @@ def hardpos_block(root: Path, params: dict, blind=()) -> list[str]:
     keys: list[str] = []
     shown: list[str] = []
     for artifact, title in HARDPOS_TABLES:
-        table = T.main_table(long, ctx.summ, methods, artifact, ctx.blind)
+        table = T.main_table(long, summ, methods, artifact, tuple(blind))
         keys += [k for k in table["metric_key"].dropna().unique() if k]
         shown += [m for m in table["method"].dropna().unique() if m in methods and m not in shown]
         wide = T.shown_wide(table).drop(columns=["note"], errors="ignore")

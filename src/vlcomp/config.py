@@ -384,16 +384,20 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
                              f"({', '.join(families) or 'none'})")
         return family
 
-    def base_of(method: str, chain: str) -> str:
-        """The base ``method`` starts from on ``chain``, added to ``bases`` (and its per-chain mined data to
-        ``mining``) when it is another family's base model."""
-        family = family_of(method)
+    def add_base(family: str | None, chain: str) -> str:
         key = base_key(family, chain)
         if key not in bases:
             # what pretraining reads only: the evaluation's benchmarks stay in base_models.<family>.benchmarks
             # (evaluate_base@<b> reads them there), so scoring a base on one more benchmark re-trains nothing
             bases[key] = {"seed": bases[chain]["seed"], "family": family,
                           **{k: v for k, v in families[family].items() if k not in BASE_EVALUATION_KEYS}}
+        return key
+
+    def base_of(method: str, chain: str) -> str:
+        """The base ``method`` starts from on ``chain``, added to ``bases`` (and its per-chain mined data to
+        ``mining``) when it is another family's base model."""
+        family = family_of(method)
+        key = add_base(family, chain)
         for g in filter(None, ((methods[method] or {}).get("generator"), (methods[method] or {}).get("positives_from"))):
             if g in mine and generator_reads(registered_generator(mine, g)) == "base":
                 mining.setdefault(f"{g}-{key}", {"generator": g, "base": key, "split": mine[g]["split"],
@@ -430,6 +434,12 @@ def derive_variants(params: dict[str, Any]) -> dict[str, Any]:
                     "selection": f"{swept_method}-{swept}",
                     "benchmarks": chain_benchmarks((methods[method] or {}).get("benchmarks"), chain == first,
                                                    f"methods.{method}.benchmarks")}
+    # A family no method starts from is a base model in its own right (Hard Positives' Table 8 scores base models as
+    # they are): pretrained on the first chain and scored on its benchmarks. Families methods start from are already
+    # in `bases`, on the chains those methods run on, in the order the methods name them.
+    for family in families:
+        if not any(values.get("family") == family for values in bases.values()):
+            add_base(family, first)
     return {**params, "bases": bases, "parsing": parsing, "mining": mining, "selections": selections,
             "variants": variants}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vlcomp.config import MLM_DIR, NO_MODEL_DIR, mined_dir, profile_params, resolve_layers
+from vlcomp.config import MLM_DIR, NO_MODEL_DIR, derive_variants, mined_dir, profile_params, resolve_layers
 from vlcomp.eval.inputs import evaluation_benchmarks
 from vlcomp.generators import GENERATORS, Generator
 from vlcomp.methods import method_config, sources, variant_config
@@ -195,6 +195,18 @@ def test_a_base_scored_on_other_benchmarks_keeps_its_pretraining_params(toy):
         evaluation_benchmarks(resolve_layers(toy, {"base_models": {"vit": {"benchmarks": ["nope"]}}}), "clip",
                               base="vit-b0")
 
+
+def test_a_family_no_method_starts_from_is_a_base_of_the_first_chain(toy):
+    """Hard Positives' Table 8 scores base models as they are: a ``base_models`` family that no method names is still
+    pretrained (on the first chain) and scored; the bases methods start from keep their chains and their order."""
+    assert toy["bases"]["rn32-b0"] == {"seed": 0, "family": "rn32", "arch": "toy-rn32"}  # no benchmarks, no stands_for
+    assert not any(m.get("base_model") == "rn32" for m in toy["methods"].values())
+    assert not any(v["base"].startswith("rn32-") for v in toy["variants"].values())
+    p = resolve_layers(toy, {"base_seeds": [2, 0], "base_models": {"big": {"arch": "toy-rn32"}}})
+    assert p["bases"]["big-b2"] == {"seed": 2, "family": "big", "arch": "toy-rn32"} and "big-b0" not in p["bases"]
+    assert list(p["bases"])[-2:] == ["rn32-b2", "big-b2"]  # after every base a method starts from
+    fewer = {f: v for f, v in toy["base_models"].items() if f != "rn32"}
+    assert "rn32-b0" not in derive_variants({**toy, "base_models": fewer})["bases"]  # a family removed: its base too
 
 def test_a_per_chain_generator_on_another_base_is_mined_on_that_base(toy):
     p = resolve_layers(toy, {"methods": {"negclip_vit": {**toy["methods"]["negclip"], "base_model": "vit"}},

@@ -318,7 +318,7 @@ def test_smoke_overlay_resolves():
     smoke = profile_params("toy", REPO, read_layer(REPO / "params.smoke.yaml"))
     assert sorted(smoke["variants"]) == ["clip_ft-b0s0", "clip_ft-b1s0", "negclip-b0s0", "negclip-b1s0",
                                          "tsvlc_combined-b0s0", "tsvlc_vit_scratch_combined-vit-b0s0"]
-    assert list(smoke["bases"]) == ["b0", "b1", "vit-b0"]
+    assert list(smoke["bases"]) == ["b0", "b1", "vit-b0", "rn32-b0"]  # rn32: a base no method starts from
 
 
 # ----------------------------------------------------------------------------------------------- doctor

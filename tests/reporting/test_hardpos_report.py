@@ -230,7 +230,7 @@ def test_t8_base_ladder_marks_not_measured_not_run_and_not_built(ctx, workspace,
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     other = _load(workspace, tmp_path / "params.yaml")
     assert R.larger_resnet(other) == "clip_rn_large"
-    row = _row(R.t8(other), "CLIP, base model rn_large [stand-in: a larger ResNet]")
+    row = _row(R.t8(other), "CLIP, base model rn_large (toy-rn32) [stand-in: a larger ResNet]")
     assert row["kind"] == "stand-in" and row["runs"] == "not run"
 
 

@@ -13,7 +13,9 @@ their spread over chains is computed like any other metric's):
 
 - ``hardpos/<part>/mean_s_c``, ``mean_s_n``, ``mean_s_p``: the mean over the part's items;
 - ``hardpos/<part>/ties``: items with ``s_c == s_n`` or ``s_p == s_n_swapped`` (a tie with the negative: the
-  comparisons Orig and Aug make), ``ties_c`` / ``ties_p`` each alone.
+  comparisons Orig and Aug make), ``ties_c`` / ``ties_p`` each alone;
+- ``hardpos/<part>/c_minus_p``, ``abs_c_minus_p``, ``c_minus_n``, ``p_above_c``: where the hard positive sits
+  (:func:`positive_gaps`), the probe behind claim (b).
 """
 
 from __future__ import annotations
@@ -80,8 +82,8 @@ def ties(df: pd.DataFrame) -> dict[str, int]:
 
 
 def item_metrics(df: pd.DataFrame, table: str) -> dict[str, float]:
-    """``hardpos/<part>/{mean_s_c, mean_s_n, mean_s_p, ties, ties_c, ties_p}`` of one item table, per part it
-    holds (and ``replace`` pooled when both REPLACE parts are there)."""
+    """``hardpos/<part>/<measure>`` of one item table for :data:`SCORE_MEASURES`, :data:`TIE_MEASURES` and
+    :data:`GAP_MEASURES`, per part it holds (and ``replace`` pooled when both REPLACE parts are there)."""
     parts = ["swap"] if table == "swap" else [p for p in REPLACE_PARTS if (df["part"] == p).any()]
     if table == "replace" and len(parts) == len(REPLACE_PARTS):
         parts.append("replace")
@@ -93,6 +95,7 @@ def item_metrics(df: pd.DataFrame, table: str) -> dict[str, float]:
         for measure in SCORE_MEASURES:
             out[f"hardpos/{part}/{measure}"] = float(rows[ITEM_SCORE[measure]].astype(np.float64).mean())
         out |= {f"hardpos/{part}/{k}": float(v) for k, v in ties(rows).items()}
+        out |= {f"hardpos/{part}/{k}": v for k, v in positive_gaps(rows).items()}
     return out
 
 

@@ -78,21 +78,31 @@ class ReportContext:
 
     @property
     def all_methods(self) -> Methods:
-        """CLIP, the paper's methods, the cross-evaluated rows of :data:`CROSS_LABELS` params have, and the other
-        base models' evaluations (``clip_<family>``), with their labels."""
-        ms = self.params.get("methods") or {}
-        cross = [m for m in CROSS_LABELS if m in ms]
-        bases = [f"{BASE_METHOD}_{f}" for f in (self.params.get("base_models") or {})]
-        labels = {**self.methods.labels, **{m: CROSS_LABELS[m] for m in cross},
-                  **{f"{BASE_METHOD}_{f}": BASE_LABELS.get(f, f"CLIP, base model {f}")
-                     for f in (self.params.get("base_models") or {})}}
-        return Methods((*self.methods.order, *cross, *bases), labels)
+        return report_methods(self.params, self.methods)
 
     def legend(self, keys: list[str], shown: list[str]) -> str:
         return spread_legend(self.long, self.all_methods, keys, shown, single=SINGLE)
 
     def wide(self, long: pd.DataFrame) -> pd.DataFrame:
         return tables.shown_wide(long, self.measured)
+
+
+def report_methods(params: dict, methods: Methods) -> Methods:
+    """The report's rows: CLIP and the paper's methods (``methods``), the cross-evaluated rows of
+    :data:`CROSS_LABELS` params have, and the other base models' evaluations (``clip_<family>``), with their labels
+    (:data:`BASE_LABELS`, else the family's name and architecture)."""
+    ms = params.get("methods") or {}
+    families = params.get("base_models") or {}
+    cross = [m for m in CROSS_LABELS if m in ms]
+    bases = [f"{BASE_METHOD}_{f}" for f in families]
+
+    def base_label(family: str) -> str:
+        arch = (families[family] or {}).get("arch")
+        return BASE_LABELS.get(family, f"CLIP, base model {family}" + (f" ({arch})" if arch else ""))
+
+    labels = {**methods.labels, **{m: CROSS_LABELS[m] for m in cross},
+              **{f"{BASE_METHOD}_{f}": base_label(f) for f in families}}
+    return Methods((*methods.order, *cross, *bases), labels)
 
 
 def load(metrics_dir: str, world_dir: str, benchmarks_dir: str, models_dir: str, params_path: str,
@@ -271,15 +281,18 @@ GAP_LABELS = {"c_minus_p": "s(c) - s(c_p)", "abs_c_minus_p": "|s(c) - s(c_p)|", 
 
 def positive_gaps(ctx: ReportContext) -> Table:
     """Not a paper table: the probe behind claim (b), per model from its REPLACE and SWAP item tables
-    (:func:`.scores.positive_gaps`), then mean ± sample sd over the method's chains."""
-    data = []
-    for m in ctx.all_methods.order:
-        for model in sorted(set(ctx.long.loc[ctx.long["method"] == m, "model"])):
-            for table in scores.TABLES:
-                df = scores.read_items(ctx.metrics_dir, str(model), table)
-                if df is not None:
-                    data.append({"method": m, "model": model, "benchmark": table, **scores.positive_gaps(df)})
-    data = pd.DataFrame(data, columns=["method", "model", "benchmark", *scores.GAP_MEASURES])
+    (``hardpos/<benchmark>/<gap>`` of :func:`.scores.item_metrics`), then mean ± sample sd over the method's
+    chains."""
+    keys = [f"hardpos/{t}/{g}" for t in scores.TABLES for g in scores.GAP_MEASURES]
+    long = ctx.long[ctx.long["key"].isin(keys) & ctx.long["method"].isin(ctx.all_methods.order)]
+    long = long.assign(benchmark=long["key"].str.split("/").str[1], gap=long["key"].str.split("/").str[2])
+    order = {m: i for i, m in enumerate(ctx.all_methods.order)}
+    data = (long.pivot_table(index=["method", "model", "benchmark"], columns="gap", values="value").reset_index()
+            if len(long) else pd.DataFrame(columns=["method", "model", "benchmark"]))
+    data = data.reindex(columns=["method", "model", "benchmark", *scores.GAP_MEASURES])
+    data = data.assign(_o=data["method"].map(order)).sort_values(["_o", "model", "benchmark"], kind="stable")
+    data = data.drop(columns="_o").reset_index(drop=True)
+    data.columns.name = None
     rows = []
     for m in dict.fromkeys(data["method"]):
         sub = data[data["method"] == m]
