@@ -138,7 +138,10 @@ def stands_for_table(ctx: ReportContext) -> Table:
     from ....benchmarks import BENCHMARKS
     from ....twins.zeroshot import SUITES
 
-    bases = ", ".join(f"`clip-{b}`" for b in (ctx.params.get("bases") or {})) or "`clip`"
+    # the chains' default bases only: a base of another family (`base_models`: the ViT, CyCLIP, larger ResNet) has
+    # another architecture or loss, stands for another model, and is outside this report's scope
+    default = [b for b, v in (ctx.params.get("bases") or {}).items() if not (v or {}).get("family")]
+    bases = ", ".join(f"`clip-{b}`" for b in default) or "`clip`"
     rows = [{"toy twin": f"base models {bases} (tiny open_clip `{ctx.params['clip']['arch']}`, pretrained here on the "
              "`web` split, one per base seed)", "stands for": "OpenAI CLIP ViT-B/32"}]
     world = read_json(ctx.world_dir / "summary.json")
