@@ -132,6 +132,10 @@ def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
     cyclip = root / "checkpoints" / "cyclip_rn50.pt"
     state = create_model(ModelSpec("toy-vit-p8"), init_seed=7).state_dict()
     torch.save({"epoch": 64, "name": "cyclip", "state_dict": {f"module.{k}": v for k, v in state.items()}}, cyclip)
+    # the ViT family: no method of this fixture starts from it, and it is still resolved and scored (a base model of
+    # its own, as Hard Positives' Table 8 reads it)
+    vit = root / "checkpoints" / "vit.pt"
+    torch.save(create_model(ModelSpec("toy-vit-p8"), init_seed=8).state_dict(), vit)
 
     mine = params["mine"]
     mine["tsvlc_analogy"]["positives"] = str(positives)
@@ -144,7 +148,7 @@ def tsvlc_fixture(root: Path, params: dict, word_tokenizer) -> dict:
     methods["tsvlc_lora"]["lr_grid"] = [1.0e-3]
     return {"world": {**params["world"], "splits": {**params["world"]["splits"], **splits}},
             "mlm": {"model": str(root / "mlm")}, "mine": mine, "methods": methods,
-            "base_models": {"vit": {"arch": "toy-vit-p8", "weights": "/nowhere/unused.pt", "benchmarks": ["vlchecklist"]},
+            "base_models": {"vit": {"arch": "toy-vit-p8", "weights": str(vit), "benchmarks": ["vlchecklist"]},
                             "cyclip": {**params["base_models"]["cyclip"], "arch": "toy-vit-p8", "weights": str(cyclip)}},
             "seeds": {"clip_ft": [0], "negclip": [0], **{m: [0] for m in TSVLC_ROWS}}}
 
@@ -248,7 +252,7 @@ def test_real_profile_dvc_repro(tmp_path, word_tokenizer):
     kinds = {t.split("/")[0] for caps in negs for c in caps for t in c}
     assert kinds == {"rb", "unmask"}  # the paper's word lists and the masked LM
     # (the VL-CheckList fixture has one Attribute and one Relation file: subtype keys, no group averages)
-    for name in ("tsvlc_combined-b0s0", "tsvlc_cyclip_lora-cyclip-b0s0", "clip-cyclip-b0"):
+    for name in ("tsvlc_combined-b0s0", "tsvlc_cyclip_lora-cyclip-b0s0", "clip-cyclip-b0", "clip-vit-b0"):
         got = json.loads((work / "metrics" / name / "metrics.json").read_text())
         assert 0 <= got["vlchecklist/relation/spatial"] <= 1 and "aro/vg_relation/macro_acc" not in got, name
     cyclip_json = json.loads((work / "models" / "base" / "cyclip-b0" / "model.json").read_text())
