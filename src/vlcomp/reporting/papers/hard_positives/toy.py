@@ -295,15 +295,14 @@ def positive_gaps(ctx: ReportContext) -> Table:
     data.columns.name = None
     rows = []
     for m in dict.fromkeys(data["method"]):
-        sub = data[data["method"] == m]
         row = {"method": ctx.all_methods.label(m), "runs": tables.runs_label(chains(ctx.long, m))}
         for table in scores.TABLES:
-            t = sub[sub["benchmark"] == table]
             for g in scores.GAP_MEASURES:
-                unit = tables.PERCENT if g == "p_above_c" else "raw"
+                k, unit = f"hardpos/{table}/{g}", tables.PERCENT if g == "p_above_c" else "raw"
+                n = len(chains(ctx.long, m, [k]))  # mean and spread over the chains: the summary's, as every table's
                 row[f"{table.upper()} {GAP_LABELS[g]}"] = tables.number_text(
-                    float(t[g].mean()) if len(t) else math.nan, float(t[g].std(ddof=1)) if len(t) > 1 else math.nan,
-                    len(t), unit, signed=g in ("c_minus_p", "c_minus_n"))
+                    scores_value(ctx, m, k, "mean") if n else math.nan,
+                    scores_value(ctx, m, k, "std") if n > 1 else math.nan, n, unit, signed=g in ("c_minus_p", "c_minus_n"))
         rows.append(row)
     shown = list(dict.fromkeys(data["method"]))
     return Table(data, pd.DataFrame(rows), ctx.legend(list(SCORE_KEYS), shown) if shown else
